@@ -13,7 +13,8 @@ FORM_FIELDS: tuple[tuple[str, str], ...] = (
     ("id", "form id: iced-x86's Code name, e.g. ADD_RM32_R32"),
     ("mnemonic", "lower-case mnemonic"),
     ("operands", "the explicit operands, each an OperandRow"),
-    ("encoding_kind", "legacy | d3now | vex | evex | xop (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte)"),
+    ("encoding_kind", "legacy | d3now | vex | evex | xop | rex2 (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte;"
+                      " rex2: APX's REX2 form of a legacy map 0/1 form, derived by codegen/spec.py)"),
     ("opcode", "the opcode byte"),
     ("opcode_map", "0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5 (VEX, EVEX), 6 MAP6 (EVEX), 7 MAP7 (VEX), 8 9 10 (XOP maps 08 09 0A)"),
     ("mandatory_prefix", "0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp; XOP.pp is 0)"),

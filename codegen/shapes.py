@@ -144,6 +144,6 @@ def imports(shapes: list[Shape]) -> dict[str, list[str]]:
     for s in shapes:
         for t in tokenize.generate_tokens(io.StringIO(s.code).readline):
             if t.type == tokenize.NAME: names.add(t.string)
-    return {"runtime": sorted(n for n in HELPERS if n in names), "other": sorted(names & {"Mem", "VsibMem", "A32Mem"}),
+    return {"runtime": sorted(n for n in HELPERS if n in names), "other": sorted(names & {"Mem", "VsibMem", "A32Mem", "EgprMem"}),
             "classes": sorted(c for c in set(writer.CLASS_NAMES) if c in names),
             "fixed": sorted(n[2:] for n in names if n.startswith("R_"))}

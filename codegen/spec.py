@@ -5,6 +5,7 @@ naming the file, the line and the field; nothing is silently dropped.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass
@@ -34,9 +35,9 @@ LOCS |= set(IMPLICIT_MEM_LOCS)
 FLAG_LETTERS = {"O": "OF", "S": "SF", "Z": "ZF", "A": "AF", "C": "CF", "P": "PF", "D": "DF", "I": "IF", "L": "AC",
                 "U": "UIF"}
 FLAG_GROUPS = {"r": "read", "w": "written", "u": "undefined", "0": "cleared", "1": "set"}
-FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes", "oracle", "source", "osize"}
+FAMILY_KEYS = {"forms", "cpuid", "flags", "isel", "note", "prefixes", "oracle", "source", "osize", "rex2"}
 FORM_ATTRS = {"id", "cpuid", "flags", "imp", "tuple", "mask", "bcst", "rc", "prefixes", "memrole", "taken", "oracle",
-              "osize"}
+              "osize", "rex2"}
 # `oracle`: which byte oracle checks a form (isa/README.md, "Oracles"): iced-x86 1.21 for the forms it knows (the
 # default; the id is iced's Code name), llvm-mc-22 for the forms iced does not know (AVX10.2, the newest AMX, MOVRS,
 # USER_MSR…: tests/llvm_oracle.py). A family with llvm-mc-22 forms names its documentation in `source:`.
@@ -77,6 +78,49 @@ PP = {"NP": 0, "66": 1, "F3": 2, "F2": 3}
 # opcode too (8F /0): read as a ModRM byte, RXB.mmmmm has B̄ m4 m3 in its reg field, and an mmmmm of 8 or more makes it
 # non-zero, which tells XOP apart (AMD APM Vol.3 1.8). XOP.pp is 00 in every XOP instruction (only NP is written).
 XOP_MAPS = {"08": 8, "09": 9, "0A": 10}
+
+
+# REX2 (Intel APX Architecture Specification, 3.1.2.1 "REX2 prefix"): D5 and one payload byte M0 R4 X4 B4 W R3 X3 B3, the
+# REX prefix of APX's registers r16-r31, for the legacy instructions of opcode maps 0 and 1 (M0 = 1 is the 0F escape).
+# The loader derives a REX2 form from every legacy form REX2 reaches (`rex2_forms`), by the rule the specification
+# gives: map 0 or 1 (never 0F 38 / 0F 3A, whose instructions APX promotes to EVEX instead), except the rows whose
+# opcodes REX2 makes #UD or another instruction: map 0 row 4 (the REX bytes themselves), row 7 (Jcc rel8), row A (moffs
+# mov, the string instructions, test al/ax/eax/rax, imm: A1 with REX2 is JMPABS), row E (loop/jcxz, in/out, call/jmp
+# rel); map 1 row 3 (wrmsr, rdtsc, sysenter… and the 0F 38/0F 3A escapes) and row 8 (Jcc rel32). A family the
+# specification excludes beside those rows (the XSAVE family) says `rex2: no`, and so does a family LLVM 22 cannot
+# check with REX2; a single such form says `rex2=no` (isa/README.md "REX2", with the reason). Only forms with an
+# operand that can name r16-r31 get one: a general register in ModRM.reg, ModRM.rm or the opcode (+r), or a ModRM
+# memory operand.
+REX2_ROWS_EXCLUDED = {0: (0x4, 0x7, 0xA, 0xE), 1: (0x3, 0x8)}
+REX2_SOURCE = ("Intel APX Architecture Specification, 3.1.2.1 (REX2 prefix), derived by codegen/spec.py from the legacy"
+               " form; bytes and text from llvm-mc-22")
+REX2_CHOICES = ("no",)
+GPR_CLASSES = ("r8", "r16", "r32", "r64")
+
+
+def rex2_eligible(f: Form) -> bool:
+    """Does REX2 reach legacy form ``f``, and can one of its operands name r16-r31 (see `REX2_ROWS_EXCLUDED`)?"""
+    # (9B forms, fstenv = 9B D9 /6, are two instructions to a decoder: their second, fnstenv, has its REX2 form)
+    if f.encoding_kind != "legacy" or f.opcode_map not in REX2_ROWS_EXCLUDED or f.addrsize32 or f.fwait: return False
+    if f.opcode >> 4 in REX2_ROWS_EXCLUDED[f.opcode_map]: return False
+    # 66 as a mandatory prefix with W (movq xmm, r/m64; pextrw r64, xmm; movmskpd r64, xmm): llvm-objdump-22 reads
+    # 66 D5 (W=1) 6E … as the MMX form (movq mm, r/m64), and llvm-mc-22 never writes it for memory: unsure, left out
+    if f.mandatory_prefix == 1 and f.w == 1: return False
+    return any((o.loc in ("reg", "rm", "opc") and o.reg in GPR_CLASSES) or (o.loc == "rm" and o.mem is not None)
+               for o in f.operands)
+
+
+def rex2_forms(forms: list[Form], excluded_families: set[str], excluded_ids: set[str] = frozenset()) -> list[Form]:
+    """``forms`` with, after each legacy form REX2 reaches (`rex2_eligible`, families not in ``excluded_families``, forms
+    not in ``excluded_ids``: `rex2: no`, `rex2=no`), its REX2 form: the same fields, encoding kind ``rex2``, id ``REX2_``
+    and the legacy id, checked by llvm-mc-22."""
+    out: list[Form] = []
+    for f in forms:
+        out.append(f)
+        if f.mnemonic not in excluded_families and f.id not in excluded_ids and rex2_eligible(f):
+            out.append(dataclasses.replace(f, id="REX2_" + f.id, encoding_kind="rex2", encoding="REX2 " + f.encoding,
+                                           oracle="llvm-mc-22", source=REX2_SOURCE))
+    return out
 
 
 class SpecError(Exception):
@@ -155,6 +199,8 @@ class Form:
         if self.encoding_kind in LEGACY_KINDS:   # (3DNow!: its suffix byte, an imm8's place)
             return (n + bool(self.suffix) + self.fwait + self.opsize16 + self.addrsize32 + bool(self.mandatory_prefix) + (self.w == 1)
                     + MAP_ESCAPE_BYTES[self.opcode_map])
+        if self.encoding_kind == "rex2":   # D5 and its payload, which holds W and the 0F escape (M0)
+            return n + self.fwait + self.opsize16 + bool(self.mandatory_prefix) + 2
         if self.encoding_kind == "evex": return n + 4   # 62 P0 P1 P2 (SDM Vol.2 2.7.1)
         if self.encoding_kind == "xop": return n + 3    # 8F RXB.mmmmm W.vvvv.L.pp (AMD APM Vol.3 1.8): no short form
         # VEX: C5 with one payload byte for map 0F and W = 0, else C4 with two (SDM Vol.2 2.3.5)
@@ -525,6 +571,8 @@ def load(path: str) -> list[Form]:
     forms: list[Form] = []
     seen_ids: dict[str, int] = {}
     seen_mn: set[str] = set()
+    no_rex2: set[str] = set()   # families with `rex2: no`
+    no_rex2_ids: set[str] = set()   # forms with `rex2=no`
     excluded_node = None
     for knode, fam in root.value:
         mn, line = knode.value, knode.start_mark.line + 1
@@ -552,6 +600,9 @@ def load(path: str) -> list[Form]:
         fam_osize = _choice(keys["osize"][1].value, OSIZES, (path, keys["osize"][1].start_mark.line + 1), f"{mn}.osize") \
             if "osize" in keys else ""
         source = str(keys["source"][1].value).strip() if "source" in keys else ""
+        if "rex2" in keys:
+            _choice(str(keys["rex2"][1].value), REX2_CHOICES, (path, keys["rex2"][1].start_mark.line + 1), f"{mn}.rex2")
+            no_rex2.add(mn)
         fnode = keys["forms"][1]
         if not isinstance(fnode, yaml.SequenceNode) or not fnode.value: _err(ctx, f"{mn}.forms", "must be a non-empty list")
         for item in fnode.value:
@@ -585,6 +636,9 @@ def load(path: str) -> list[Form]:
                                                                                  "bcst": ev["evex_bcst"]}, e["opsize16"])
             if fid in seen_ids: _err(fctx, "id", f"duplicate id {fid} (first on line {seen_ids[fid]})")
             seen_ids[fid] = fl
+            if "rex2" in attrs:
+                _choice(attrs["rex2"], REX2_CHOICES, fctx, "rex2")
+                no_rex2_ids.add(fid)
             flags = parse_flags(attrs["flags"], fctx) if "flags" in attrs else fam_flags
             oracle = _choice(attrs["oracle"], ORACLES, fctx, "oracle") if "oracle" in attrs else fam_oracle
             if oracle != "iced" and not source:
@@ -602,6 +656,10 @@ def load(path: str) -> list[Form]:
                               source=source if oracle != "iced" else "", suffix=e["suffix"], **ev,
                               **taken_fields(attrs.get("taken"), ops, e, fctx)))
     _check_consistency(forms, path)
+    for f in forms:   # `rex2=no` only where a REX2 form would be derived
+        if f.id in no_rex2_ids and (f.mnemonic in no_rex2 or not rex2_eligible(f)):
+            _err((path, f.line), "rex2", f"{f.id} gets no REX2 form anyway (isa/README.md \"REX2\"): drop rex2=no")
+    forms = rex2_forms(forms, no_rex2, no_rex2_ids)
     if excluded_node is not None:
         for fid, (fl, _reason) in _parse_excluded(path, *excluded_node).items():
             if fid in seen_ids: _err((path, fl), f"{EXCLUDED_KEY}.{fid}", f"is also a form (line {seen_ids[fid]})")

@@ -512,5 +512,5 @@ def operand_registers(kind: str, evex: bool = False) -> list:
     SDM Vol.2 2.7.1); for ``kp1``, vp2intersectd/q's pair of mask registers named by its even k (the CPU ignores
     ModRM.reg's low bit, SDM Vol.2 VP2INTERSECTD), the even k registers only: x86gen refuses an odd one."""
     cls = "k" if kind == "kp1" else kind.partition("/")[0]
-    regs = [r for r in x86gen.REGISTERS.values() if r.kind == cls and (evex or not r.hi16)]
+    regs = [r for r in x86gen.REGISTERS.values() if r.kind == cls and ((evex and cls[0] != "r") or not r.hi16)]   # (no r16-r31)
     return [r for r in regs if r.num % 2 == 0] if kind == "kp1" else regs

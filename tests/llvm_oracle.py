@@ -97,7 +97,10 @@ def disassemble(chunks: list[bytes]) -> list[list[str]]:
             continue
         m = _INSN.match(ln)
         if m and cur is not None:   # (a RIP-relative operand gets a `# 0x… <c4+0x100>` comment: dropped)
-            out[cur].append(" ".join(m.group(1).split(" # ")[0].split("\t")).strip())
+            text = " ".join(m.group(1).split(" # ")[0].split("\t")).strip()
+            # LLVM 22 prints the SIB byte of an r20/r28 base (ModRM.rm 100 and B4: a SIB byte, index 100 "none") as
+            # `[r20 + riz]`; riz is GNU as's name of "no index", which x86gen does not read: the address without it
+            out[cur].append(text.replace(" + riz", ""))
     return out
 
 

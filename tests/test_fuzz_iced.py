@@ -73,7 +73,7 @@ import x86gen
 from x86gen.selection.candidates import VEX_ON_REQUEST
 
 R = x86gen.REGISTERS
-GPR64 = [r for r in R.values() if r.kind == "r64"]
+GPR64 = [r for r in R.values() if r.kind == "r64" and not r.hi16]   # (r16-r31: REX2 forms only, llvm-mc-22-checked)
 # registers a legacy/VEX form takes (xmm/ymm 0-15), and an EVEX form (xmm/ymm/zmm 0-31, SDM Vol.2 2.7.1)
 REG_CLASSES = {k: [r for r in R.values() if r.kind == k and not r.hi16]
                for k in ("r8", "r16", "r32", "r64", "xmm", "ymm", "mm", "k", "tmm", "st", "sreg", "cr", "dr", "bnd")}
@@ -100,7 +100,7 @@ FORMS = ICED_FORMS
 
 SPECIAL_BASES = [R["rsp"], R["rbp"], R["r12"], R["r13"]]   # need a SIB byte / an explicit disp8 0
 # 32-bit addresses (the 0x67 prefix; SDM Vol.2 3.6): the same special cases with esp/ebp/r12d/r13d
-GPR32 = [r for r in R.values() if r.kind == "r32"]
+GPR32 = [r for r in R.values() if r.kind == "r32" and not r.hi16]
 SPECIAL_BASES32 = [R["esp"], R["ebp"], R["r12d"], R["r13d"]]
 INDEXES32 = [r for r in GPR32 if r.name != "esp"]
 

@@ -53,6 +53,10 @@ SIZE_WORDS = {8: "byte", 16: "word", 32: "dword", 64: "qword", 80: "tbyte", 128:
               512: "zmmword"}
 GPR64 = [f"r{n}" for n in ("ax", "cx", "dx", "bx", "sp", "bp", "si", "di")] + [f"r{i}" for i in range(8, 16)]
 INDEXES = [r for r in GPR64 if r != "rsp"]
+# a REX2 form's addresses draw from APX's registers too (r20 and r28 are indexes: X4 makes SIB.index 100 one, APX spec
+# 3.1.2.1), half of them r16-r31; its general registers from all 32, its other registers from 0-15
+EGPR64 = [f"r{i}" for i in range(16, 32)]
+GPRS = ("r8", "r16", "r32", "r64")
 # disp8*N edges are scaled per form (`_disps`); these are the plain ones
 DISPS = [0, 8, -8, 127, -128, 128, -129, 0x7FFFFFFF, -0x80000000]
 ROUNDING = ["{rn-sae}", "{rd-sae}", "{ru-sae}", "{rz-sae}"]
@@ -63,6 +67,8 @@ class Unbuildable(Exception):
 
 
 def _reg_names(cls: str, evex: bool) -> list[str]:
+    """The registers of class ``cls`` an instance draws from: 0-31 with ``evex`` (True for an EVEX form's vector
+    registers and a REX2 form's general ones), else 0-15."""
     regs = [r for r in R.values() if r.kind == cls and (evex or not r.hi16)]
     if cls == "r8": regs = [r for r in regs if r.name not in ("ah", "ch", "dh", "bh")]   # no REX-less high bytes here
     if not regs: raise Unbuildable(f"no registers of class {cls!r}")
@@ -80,9 +86,11 @@ def _address(rng: random.Random, form, sib_only: bool = False) -> str:
     disp = rng.choice(_disps(form))
     if shape == "rip": return f"[rip {'-' if disp < 0 else '+'} {abs(disp)}]"
     parts = []
-    if shape in ("base", "base+index"): parts.append(rng.choice(GPR64))
-    if shape == "special": parts.append(rng.choice(["rsp", "rbp", "r12", "r13"]))
-    if shape in ("base+index", "index"): parts.append(f"{rng.choice([1, 2, 4, 8])}*{rng.choice(INDEXES)}")
+    rex2 = form.encoding_kind == "rex2"
+    bases, indexes = (GPR64 + EGPR64, INDEXES + EGPR64 * 2) if rex2 else (GPR64, INDEXES)
+    if shape in ("base", "base+index"): parts.append(rng.choice(bases if not rex2 or rng.random() < 0.5 else EGPR64))
+    if shape == "special": parts.append(rng.choice(["rsp", "rbp", "r12", "r13"] + (["r20", "r21", "r28", "r29"] if rex2 else [])))
+    if shape in ("base+index", "index"): parts.append(f"{rng.choice([1, 2, 4, 8])}*{rng.choice(indexes)}")
     text = " + ".join(parts)
     if disp or not parts: text += f" {'-' if disp < 0 else '+'} {abs(disp)}" if parts else str(disp & 0xFFFFFFFF)
     return f"[{text}]"
@@ -95,17 +103,52 @@ def _imm(rng: random.Random, bits: int) -> int:
     return rng.choice([0, 1, top, top >> 1, rng.randrange(top + 1)])
 
 
+# Where LLVM's text has a shorter form than the one asked for, a REX2 instance is written so that only the form asked
+# for fits (llvm-mc-22 takes `{rex2}` as "REX2", not as "this form"): LLVM picks 83 /n ib for an 81 /n or 69 immediate
+# that fits simm8, D0/D1 /n for a C0/C1 count of 1, the accumulator's own opcode (04/05 …, A8/A9) for al/ax/eax/rax
+# with 80/81/F6/F7, 50+r/58+r for push/pop of a register, 90+r for xchg with the accumulator, and C7 /0 for a mov
+# r64, imm64 that fits simm32; and it puts xchg's first register in ModRM.reg (87 /r read as `xchg r, r/m`).
+def _rex2_imm(form, o, rng: random.Random) -> int:
+    if o.sext and o.imm == 8: return rng.choice([0, 1, 127, -128, -1, rng.randrange(-128, 128)])
+    if form.opcode_map == 0 and form.opcode in (0xC0, 0xC1): return rng.choice([0, 2, 127, 255, rng.randrange(2, 256)])
+    if o.imm == 64: return rng.choice([1 << 32, (1 << 64) - 1 - (1 << 31), (1 << 63) - 1, rng.randrange(1 << 32, 1 << 63)])
+    v = _imm(rng, o.imm)
+    if form.opcode_map == 0 and form.opcode in (0x81, 0x69):   # outside simm8, as an unsigned o.imm-bit value
+        top = min((1 << o.imm) - 129, (1 << 31) - 1)
+        v = rng.choice([128, top, rng.randrange(128, top + 1)])
+    return v
+
+
+def _rex2_register_only(form) -> bool:
+    """Is the r/m operand of this REX2 form written as memory only (push/pop r/m, xchg r/m, r: `_rex2_imm`)?"""
+    return form.opcode_map == 0 and (form.opcode in (0x86, 0x87, 0x8F) or (form.opcode == 0xFF and form.modrm == "6"))
+
+
+def _rex2_avoid(form, o) -> set[int]:
+    """Register numbers a REX2 instance does not write for operand ``o`` (`_rex2_imm`): the accumulator where LLVM has a
+    shorter opcode for it, cs as mov's destination (#UD: x86gen refuses it)."""
+    if form.opcode_map != 0: return set()
+    # (83 /n ib too: for ax, 66 83 /n ib and 66 05 iw … are both 4 bytes, and the read-back of the legacy text LLVM
+    # prints, `add ax, -0x25`, is x86gen's 66 05 db ff where llvm-mc-22 writes 66 83 c0 db: a tie, no REX2 form)
+    if o.loc == "rm" and form.opcode in (0x80, 0x81, 0x83, 0xF6, 0xF7): return {0}
+    if o.loc == "opc" and 0x90 <= form.opcode <= 0x97: return {0}
+    if form.opcode == 0x8E and o.reg == "sreg": return {1}
+    return set()
+
+
 def instance(form, rng: random.Random, use_memory: bool) -> str:
     """One instance of ``form`` as LLVM 22's Intel text (LLVM's own spelling of masks, broadcast and rounding)."""
     evex = form.encoding_kind == "evex"
+    rex2 = form.encoding_kind == "rex2"
     words: list[str] = []
     rm_is_memory = False
     bcst = False
     for o in form.operands:
         if o.loc == "fixed": words.append(o.reg)
-        elif o.imm is not None: words.append(str(_imm(rng, o.imm)))
+        elif o.kind == "1": words.append("1")   # the shifts' count of one (D0/D1)
+        elif o.imm is not None: words.append(str(_rex2_imm(form, o, rng) if rex2 else _imm(rng, o.imm)))
         elif o.kind.startswith(("vm", "rel", "moffs")) or o.kind == "kp1": raise Unbuildable(f"operand kind {o.kind!r}")
-        elif o.mem is not None and (o.reg is None or use_memory):
+        elif o.mem is not None and (o.reg is None or use_memory or (rex2 and _rex2_register_only(form))):
             rm_is_memory = True
             addr = _address(rng, form, sib_only=o.kind == "sibmem")
             if form.evex_bcst and o.loc == "rm" and rng.random() < 0.4:
@@ -115,7 +158,11 @@ def instance(form, rng: random.Random, use_memory: bool) -> str:
                 words.append(f"{SIZE_WORDS[o.mem]} ptr {addr}" if o.mem in SIZE_WORDS else addr)
         elif o.reg == "tmm":   # AMX: the tile operands must be distinct registers (#UD otherwise; llvm-mc-22 refuses)
             words.append(rng.choice([r for r in _reg_names("tmm", evex) if r not in words]))
-        elif o.reg is not None: words.append(rng.choice(_reg_names(o.reg, evex)))
+        elif o.reg is not None:
+            # registers 16-31: an EVEX form's vector ones, a REX2 form's general ones (APX's EVEX forms: not yet)
+            wide = form.encoding_kind == "rex2" if o.reg in GPRS else evex
+            avoid = _rex2_avoid(form, o) if rex2 else set()
+            words.append(rng.choice([r for r in _reg_names(o.reg, wide) if R[r].num not in avoid]))
         else: raise Unbuildable(f"operand kind {o.kind!r}")
     decorated = bcst
     if form.evex_mask and words and (form.evex_mask_required or rng.random() < 0.5):
@@ -129,6 +176,7 @@ def instance(form, rng: random.Random, use_memory: bool) -> str:
         decorated = True
     text = form.mnemonic + (" " + ", ".join(words) if words else "")
     if evex and not decorated and not _evex_only(form, words): text = "{evex} " + text
+    if form.encoding_kind == "rex2": text = "{rex2} " + text   # (llvm-mc-22's: REX2 with r0-r15 too, the form asked for)
     return text
 
 
@@ -188,8 +236,8 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         except x86gen.EncodeError as ex:
             bad.append((text, f"x86gen refuses it ({type(ex).__name__}: {ex}); llvm-mc-22: {want.hex(' ')}"))
             continue
-        ins = x86gen.Instruction.parse(text.removeprefix("{evex} "))
-        try: door = x86gen.Instruction.of_form(fid, *ins.operands, rc=ins.rc).encode()
+        ins = x86gen.Instruction.parse(_plain(text))
+        try: door = x86gen.Instruction.of_form(fid, *_door_operands(text, ins.operands), rc=ins.rc).encode()
         except x86gen.EncodeError as ex: door = f"{type(ex).__name__}: {ex}"
         rows.append((k, want, got, door))
     chunks = sorted({b for _, want, got, door in rows for b in (want, got, door) if isinstance(b, bytes)})
@@ -211,7 +259,7 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         elif door != want and (not isinstance(door, bytes) or text_of[door] != text_of[want]):
             failures[fid].append((text, f"the form's door {door.hex(' ') if isinstance(door, bytes) else door}, "
                                         f"llvm-mc-22 {want.hex(' ')}"))
-        if L.normalize(dec[0]) != L.normalize(text.removeprefix("{evex} ")): aliases.append((k, dec[0], got))
+        if L.normalize(dec[0]) != L.normalize(_plain(text)): aliases.append((k, dec[0], got))
         try: back_of[k] = (dec[0], x86gen.assemble(dec[0]))
         except x86gen.EncodeError as ex:
             failures[fid].append((text, f"x86gen refuses llvm-objdump-22's {dec[0]!r}: {type(ex).__name__}: {ex}"))
@@ -229,6 +277,20 @@ def _check(texts: list[tuple[str, str]], failures: dict[str, list[tuple[str, str
         if b != got and text_of.get(b, [dec]) != [dec]:
             failures[texts[k][0]].append((texts[k][1], f"llvm-objdump-22 prints {dec!r}, which llvm-mc-22 reads as {b!r}"))
     for fid in [k for k, v in failures.items() if not v]: del failures[fid]
+
+
+def _door_operands(text: str, parsed: tuple) -> tuple:
+    """The operands for the form's own door: the parsed ones, except that a register is the one the instance names
+    (parsing reads `movmskps r20, xmm1` as r20d, the register `movmskps` writes whatever W says; the door of the r64
+    form takes r20)."""
+    words = _plain(text).partition(" ")[2].split(", ")
+    if len(words) != len(parsed): return parsed
+    return tuple(R[w] if w in R and getattr(p, "kind", None) in GPRS else p for w, p in zip(words, parsed))
+
+
+def _plain(text: str) -> str:
+    """The instance without the pseudo-prefix that asked for its form (``{evex}``, ``{rex2}``)."""
+    return text.removeprefix("{evex} ").removeprefix("{rex2} ")
 
 
 def _same_instruction(decoded: list[str], text: str) -> bool:

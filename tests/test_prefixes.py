@@ -53,7 +53,7 @@ def _random_operands(form, rng: random.Random) -> tuple:
             disp = rng.choice([0, 1, -0x80, 0x7f, 0x1234, -0x80000000])
             ops.append(mem(base, index, rng.choice((1, 2, 4, 8)) if index else 1, disp, size=o.mem))
         elif o.reg in ("r8", "r16", "r32", "r64"):
-            ops.append(rng.choice([r for r in R.values() if r.kind == o.reg and not getattr(r, "high", False)]))
+            ops.append(rng.choice([r for r in R.values() if r.kind == o.reg and not getattr(r, "high", False) and not r.hi16]))
         elif o.imm is not None:
             ops.append(rng.randrange(0, 1 << min(o.imm, 8)) - (1 << (min(o.imm, 8) - 1)))
         else: pytest.skip(f"{form.id}: operand {o}")

@@ -209,7 +209,8 @@ def instance(form, rng: random.Random, use_mem: bool) -> tuple[list, Mem | None]
             ops.append(REGISTERS[f"bnd{[n for n in smalls if n < 4].pop()}"])
             smalls.remove(int(ops[-1].name[3:]))
         elif o.reg in ("cr", "dr", "sreg"):   # (cs cannot be loaded: #UD)
-            ops.append(rng.choice([r for r in REGISTERS.values() if r.kind == o.reg and not (r.name == "cs" and "w" in o.role)]))
+            ops.append(rng.choice([r for r in REGISTERS.values()
+                                   if r.kind == o.reg and not r.hi16 and not (r.name == "cs" and "w" in o.role)]))
         elif o.reg == "st":   # st(1)..st(7): apart from the st(0) of the fixed and implicit operands
             ops.append(REGISTERS[f"st{rng.choice([n for n in range(1, 8) if ('r', f'st{n}') not in form.implicit])}"])
         else:

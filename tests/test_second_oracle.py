@@ -115,7 +115,9 @@ _CLASSES: dict[str, tuple[list, list]] = {}
 def reg_class(kind: str, evex: bool = False) -> tuple[list, list]:
     """``(registers of class kind without ah..bh, ah..bh)``, by number: 0-31 for an EVEX form, else 0-15."""
     if (kind, evex) not in _CLASSES:
-        regs = sorted((r for r in R.values() if r.kind == kind and (evex or not r.hi16)), key=lambda r: (r.high, r.num))
+        # (registers 16-31: an EVEX form's vectors; APX's r16-r31 only REX2 forms take, which iced does not know)
+        regs = sorted((r for r in R.values() if r.kind == kind and ((evex and kind[0] != "r") or not r.hi16)),
+                      key=lambda r: (r.high, r.num))
         _CLASSES[kind, evex] = ([r for r in regs if not r.high], [r for r in regs if r.high])
     return _CLASSES[kind, evex]
 

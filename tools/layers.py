@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("diagnostics", ["x86gen.diagnostics"]),
     ("encoding", ["x86gen.encoding", "x86gen.encoding.runtime", "x86gen._gen.encoders", "x86gen._gen.encoders.*",
                   "x86gen.encoding.operands", "x86gen.encoding.legacy", "x86gen.encoding.vex", "x86gen.encoding.evex",
-                  "x86gen.encoding.xop",
+                  "x86gen.encoding.xop", "x86gen.encoding.rex2",
                   "x86gen.encoding.writer", "x86gen._gen.prefixes", "x86gen.prefixes", "x86gen.encoding.decorated"]),
     ("forms", ["x86gen.forms"]),
     ("selection", ["x86gen.selection", "x86gen.selection.request", "x86gen.selection.candidates", "x86gen.selection.plans",

@@ -21,6 +21,7 @@ from .errors import (
     ArgumentTypeError,
     AsmSyntaxError,
     DistinctRegistersError,
+    EgprOperandError,
     EncodeError,
     EvexOnlyRegisterError,
     EvexOperandError,
@@ -35,7 +36,7 @@ from .errors import (
     UnknownMnemonicError,
     UnsupportedRegisterError,
 )
-from .memory import A32Mem, Bcst, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
+from .memory import A32Mem, Bcst, EgprMem, Mem, SegMem, VsibMem, byte, dword, mem, qword, word, xmmword, ymmword, zmmword
 from .registers import *  # noqa: F403
 from .registers import REGISTERS, Reg, gpr, vec
 
@@ -103,9 +104,9 @@ _SUBMODULES = ("forms", "groups", "isel", "jit", "reference", "evex")
 
 
 __all__ = ["EncodeError", "ArgumentTypeError", "OperandError", "ImmediateRangeError", "UnknownMnemonicError", "AsmSyntaxError",
-           "UnsupportedRegisterError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError",
+           "UnsupportedRegisterError", "EgprOperandError", "EvexOnlyRegisterError", "EvexOperandError", "LabelContextError", "LabelError",
            "LabelOperand", "NoListingError", "SizeLimitError",
-           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "Bcst", "Masked", "masked",
+           "DistinctRegistersError", "PrefixError", "Mem", "SegMem", "VsibMem", "A32Mem", "EgprMem", "Bcst", "Masked", "masked",
            "RN_SAE", "RD_SAE", "RU_SAE", "RZ_SAE", "SAE", "mem", "byte", "word", "dword", "qword", "xmmword",
            "ymmword", "zmmword", "Reg", "REGISTERS",
            "gpr", "vec", "encode", "select", "select_form", "assemble", "assemble_object",

@@ -82,7 +82,16 @@ from .selection import pseudo
 from .selection.candidates import candidates
 from .selection.plans import Replan, plan_for
 from .selection.prefixed import encode_prefixed
-from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, VEX_PREFIX, canonical, lea_low_bits, string_operands
+from .selection.request import (
+    EVEX_PREFIX,
+    MNEMONIC_ALIASES,
+    REX2_PREFIX,
+    STRING_MNEMONICS,
+    VEX_PREFIX,
+    canonical,
+    lea_low_bits,
+    string_operands,
+)
 from .syntax import float_bits_text, insn_text
 from .table import A32_SPELLED, ip16_branch
 
@@ -652,7 +661,7 @@ class Assembler(AsmMethods):
         canon = MNEMONIC_ALIASES.get(mn)
         if canon in BRANCH_MNEMONICS: return self.emit(canon, *ops)
         if canon in PLAIN_MNEMONICS: return self._emit(mn, ops)
-        for word in (EVEX_PREFIX, VEX_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`
+        for word in (EVEX_PREFIX, VEX_PREFIX, REX2_PREFIX):   # `{evex} vaddps`, `{vex} vpdpbusd`, `{rex2} add`
             if mn.startswith(word) and forms_of(mn[len(word):]): return self._emit(mn, ops)
         forms_of(mn)                     # raises UnknownMnemonicError with suggestions
         raise UnknownMnemonicError(f"unknown mnemonic {fmt_value(mnemonic)}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .errors import (
     DistinctRegistersError,
+    EgprOperandError,
     EvexOnlyRegisterError,
     EvexOperandError,
     ImmediateRangeError,
@@ -44,6 +45,8 @@ def operand_error(fid: str, args: tuple, i: int) -> OperandError:
     if len(args) != len(row.operands):
         return OperandError(f"{fid} ({syntax(row)}) takes {len(row.operands)} operands, got {len(args)}")
     x = args[i]
+    if getattr(x, "encodings", None) is not None and "rex2" in x.encodings and row.encoding_kind != "rex2":
+        return egpr_error(f"{fid} ({syntax(row)})", [x], [row])
     if getattr(x, "hi16", False) and row.encoding_kind != "evex" and x.kind == row.operands[i].reg:
         return EvexOnlyRegisterError(f"{fid} ({syntax(row)}): operand {i + 1} is {x}, which only EVEX encodes (registers 16-31:"
                                      f" EVEX.R'/V'/X, SDM Vol.2 2.7.1); this {row.encoding_kind} form takes {x.kind}0-{x.kind}15")
@@ -51,6 +54,27 @@ def operand_error(fid: str, args: tuple, i: int) -> OperandError:
         return address_size_error(fid, args, [row])
     return OperandError(f"{fid} ({syntax(row)}): operand {i + 1} is {describe_operand(args[i])}, expected"
                         f" {operand_display(row.operands[i])}")
+
+
+def egpr_error(where: str, regs: list, rows) -> EgprOperandError:
+    """APX's registers ``regs`` (r16-r31, or addresses with them) where the forms ``rows`` (those that took the operands'
+    kinds) cannot carry them: REX2 reaches legacy maps 0 and 1 only, and not every instruction there (Intel APX
+    Architecture Specification, 3.1.2.1); the forms of maps 2 and 3 (0F 38, 0F 3A) need APX's EVEX promotion (3.1.2.3),
+    which x86gen does not encode yet."""
+    names = ", ".join(str(x) for x in regs)
+    legacy = [r for r in rows if r.encoding_kind in ("legacy", "d3now")]
+    if legacy and all(r.opcode_map in (2, 3) for r in legacy):
+        why = (f"{legacy[0].id} is in opcode map {legacy[0].opcode_map} ({'0F 38' if legacy[0].opcode_map == 2 else '0F 3A'}),"
+               " which REX2 cannot reach: APX encodes it with an EVEX promotion (Intel APX Architecture Specification,"
+               " 3.1.2.3), which x86gen does not encode yet")
+    elif legacy:
+        why = (f"{legacy[0].id} takes no REX2 prefix (Intel APX Architecture Specification, 3.1.2.1: not in legacy map 0"
+               " rows 4, 7, A, E, map 1 rows 3 and 8, nor the instructions APX excludes), and x86gen has no APX EVEX form")
+    else:
+        kinds = sorted({r.encoding_kind for r in rows})
+        why = (f"only REX2 and APX's EVEX encode registers 16-31 of the general file, and these are {'/'.join(kinds) or 'no'}"
+               " forms (x86gen does not encode APX's EVEX yet)")
+    return EgprOperandError(f"{where}: {names}: {why}")
 
 
 def immediate_range_error(fid: str, args: tuple, i: int, value: int) -> ImmediateRangeError:
@@ -205,8 +229,10 @@ def no_form_error(mnemonic: str, ops: tuple, rows, address_size: bool = False) -
     take the operands' kinds, but not with their address sizes (`address_size_error`)."""
     if address_size: return address_size_error(mnemonic, ops, rows)
     got = ", ".join(describe_operand(x) for x in ops) or "no operands"
-    fit = "\n  ".join(f"{syntax(r):40s} {r.id}" for r in rows)
-    return OperandError(f"no form of {mnemonic!r} takes {got}; its forms are:\n  {fit}")
+    shown = [r for r in rows if r.encoding_kind != "rex2"] or rows   # (a REX2 form is its legacy form's twin: same syntax)
+    fit = "\n  ".join(f"{syntax(r):40s} {r.id}" for r in shown)
+    twins = " (with r16-r31: the REX2 form of each legacy form of maps 0 and 1, id REX2_…)" if len(shown) < len(rows) else ""
+    return OperandError(f"no form of {mnemonic!r} takes {got}; its forms are{twins}:\n  {fit}")
 
 
 def range_error(mnemonic, ops: tuple, rows) -> OperandError:

@@ -64,6 +64,12 @@ class EvexOnlyRegisterError(OperandError):
     Vol.2 2.7.1) given to a legacy or VEX form, whose fields hold 4 bits."""
 
 
+class EgprOperandError(OperandError):
+    """An APX register r16-r31 (or an address with one) given to a form whose encoding cannot carry it: only REX2 (legacy
+    opcode maps 0 and 1) and APX's EVEX encode bit 4 of a general register's number (Intel APX Architecture
+    Specification, 3.1.2); x86gen has REX2 forms only so far."""
+
+
 class EvexOperandError(OperandError):
     """An AVX-512 decoration a form does not take (SDM Vol.2 2.7): a mask ``{k1}`` where the form has none (or k0 as
     a mask), zeroing ``{z}`` where the form has ``{k1}`` only or on a memory destination, a broadcast ``{1toN}``

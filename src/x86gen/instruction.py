@@ -4,7 +4,7 @@ from __future__ import annotations
 from .encoder import encode, select
 from .errors import OperandError, fmt_value, wrong_type
 from .forms import Form, get_form
-from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
+from .selection.request import EVEX_PREFIX, REX2_PREFIX, VEX_PREFIX, canonical
 from .syntax import (
     _DECORATED,
     check_decoration_case,
@@ -34,7 +34,7 @@ class Instruction:
         if form is not None:
             if not isinstance(form, Form): form = get_form(form)
             name = mnemonic.rpartition(" ")[2] if mnemonic.__class__ is str else mnemonic   # (after prefix words)
-            for pseudo in (EVEX_PREFIX, VEX_PREFIX):
+            for pseudo in (EVEX_PREFIX, VEX_PREFIX, REX2_PREFIX):
                 if name.__class__ is str and name.startswith(pseudo): name = name[len(pseudo):]
             if name.__class__ is not str or canonical(name) != form.mnemonic:
                 raise OperandError(f"Instruction({fmt_value(mnemonic)}, …, form={form.id}): {form.id} ({form.syntax}) is a form of"

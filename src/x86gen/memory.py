@@ -15,7 +15,7 @@ import operator
 from struct import Struct
 
 from .errors import EvexOperandError, ImmediateRangeError, OperandError, fmt_int, fmt_value
-from .registers import REGISTERS, Gpr32, Gpr64, Masked, Reg, Rip, Xmm, Ymm, Zmm
+from .registers import EGPR_ENCODINGS, REGISTERS, Gpr32, Gpr32X, Gpr64, Gpr64X, Masked, Reg, Rip, Xmm, Ymm, Zmm
 
 # Operand sizes in bits and their Intel size keywords. The x87 environment and state images have the
 # keywords of iced-x86's Intel formatter (`fldenv fpuenv14 ptr [rsi]`): 14/28 bytes for fldenv/fnstenv
@@ -38,7 +38,8 @@ _pack_disp32 = Struct("<i").pack                        # little-endian signed d
 # ModRM (mod/rm bits) and tail for disp = 0, or None when that still needs a displacement;
 # ModRM for a disp8, or None when there is no disp8 form; the bytes before the displacement
 # (the SIB byte, if any); ModRM for a disp32; the REX.X/B bits; the inverted VEX X̄/B̄ bits;
-# None, or the signature prefix "mx"/"my"/"mz" of a VSIB operand (an xmm/ymm/zmm index register); True for a 32-bit
+# None, or the signature prefix "mx"/"my"/"mz" of a VSIB operand (an xmm/ymm/zmm index register) or "me" of an address
+# with an APX register r16-r31 (`EgprMem`; then rex holds the REX2 bits X4 B4 X3 B3); True for a 32-bit
 # address (`A32Mem`: 32-bit base/index registers or eip, the 0x67 prefix).
 _SHAPES: dict[tuple, tuple] = {}
 _EIP = REGISTERS["eip"]
@@ -47,21 +48,31 @@ _RIP = REGISTERS["rip"]
 
 def _shape(base, index, scale) -> tuple:
     """Check a ``(base, index, scale)`` and compute its entry in `_SHAPES` (first use only)."""
-    if base is _EIP or base.__class__ is Gpr32 or index.__class__ is Gpr32:   # a 32-bit address (`A32Mem`)
+    if base is _EIP or isinstance(base, Gpr32) or isinstance(index, Gpr32):   # a 32-bit address (`A32Mem`)
         return shape32(base, index, scale)
     # VSIB (SDM Vol.2 2.3.12): SIB.index names a vector register (VEX.X̄ its bit 3; EVEX: X̄ bit 3 and V̄' bit 4, 2.7.2,
     # so xmm16-31/ymm16-31 and zmm indexes are EVEX only); every number is an index, xmm4/ymm4 included (SIB.index =
     # 100 means "no index" only for a general register, so rsp cannot be one: SDM Vol.2 Table 2-3)
-    vsib = None if index is None or index.__class__ is Gpr64 else \
+    vsib = None if index is None or index.__class__ is Gpr64 or index.__class__ is Gpr64X else \
         "mx" if isinstance(index, Xmm) else "my" if isinstance(index, Ymm) else "mz" if isinstance(index, Zmm) else None
     try: scale_bits = _SCALE_BITS.get(scale)
     except TypeError: scale_bits = None   # unhashable
-    if ((base is not None and base.__class__ is not Gpr64 and base.__class__ is not Rip) or scale_bits is None
-            or (index is None and scale != 1)
-            or (index is not None and (base.__class__ is Rip or (vsib is None and (index.__class__ is not Gpr64 or index.num == 4))))):
+    # r16-r31 (APX) as base or index: SIB.index = 100 is "no index" only with X4 = X3 = 0 (rsp), so r20 and r28 can be
+    # indexes (Intel APX Architecture Specification, 3.1.2.1: X4 extends SIB.index as X3 does)
+    egpr = (base.__class__ is Gpr64X) or (index.__class__ is Gpr64X)
+    if ((base is not None and base.__class__ is not Gpr64 and base.__class__ is not Rip and base.__class__ is not Gpr64X)
+            or scale_bits is None or (index is None and scale != 1)
+            or (index is not None and (base.__class__ is Rip or (vsib is None and (
+                (index.__class__ is not Gpr64 and index.__class__ is not Gpr64X) or index.num == 4))))):
         raise address_error(base, index, scale)
+    if egpr:
+        if vsib is not None:
+            raise OperandError(f"memory base {base}: a VSIB address with an APX register r16-r31 needs APX's EVEX, which x86gen"
+                               " does not encode yet")
+        vsib = "me"
     is_reg = base is not None and base.__class__ is not Rip
-    rex = (index.rex_x if index is not None else 0) | (base.rex_b if is_reg else 0)
+    # REX.X/REX.B (bit 3), and for r16-r31 REX2.X4/B4 (bit 4) beside them: only the REX2 forms take an EgprMem
+    rex = (index.rex2_x if index is not None else 0) | (base.rex2_b if is_reg else 0)
     vxb = (index.vx if index is not None else 0x40) | (base.vb if is_reg else 0x20)
     # SIB.index = 100 means "no index" and REX.X does not change that for rsp, so rsp can never be
     # an index (checked above); r12 (100 with REX.X = 1) can.
@@ -104,6 +115,7 @@ class Mem:
 
     __slots__ = ("base", "index", "scale", "disp", "size", "modrm", "tail", "rex", "vxb", "sig", "label")
     mask_target = "memory"   # a masked store's destination (`x86gen.registers.Masked`)
+    encodings: frozenset[str] | None = None   # the encoding kinds that can carry the address, where not all can
 
     def __init__(self, base: Reg | None = None, index: Reg | None = None, scale: int = 1, disp: int = 0, size: int = 0,
                  label: object = None):
@@ -135,7 +147,7 @@ class Mem:
             modrm = tail = Unreachable(disp)
         elif vsib is not None:   # a vector index: a VsibMem, which only the VSIB forms take ("mx32": xmm index, dword)
             sig = vsib + sig[1:]
-            self.__class__ = VsibMem
+            self.__class__ = EgprMem if vsib == "me" else VsibMem
         if a32:   # a 32-bit address: an A32Mem, which the forms take through the prefix layer ("a32:m32")
             sig = "a32:" + sig
             self.__class__ = A32Mem
@@ -348,6 +360,21 @@ class VsibMem(Mem):
     def kind(self) -> str: return f"VSIB memory, {self.index.kind} index"
 
 
+class EgprMem(Mem):
+    """A memory operand whose base or index is an APX register r16-r31 (``qword ptr [r16+r17*8]``; `Mem` and `mem` make
+    one whenever such a register is in the address). Bit 4 of their numbers is REX2.X4/B4 (Intel APX Architecture
+    Specification, 3.1.2.1), which no REX, VEX or plain EVEX prefix has, so only REX2 forms (and later APX's EVEX ones) take
+    it: its class is not `Mem`, which every other form's encoder tests, and its signature (``"me64"``) is its own. ``rex``
+    holds X4 B4 X3 B3 at their REX2 places (0x20 0x10 0x02 0x01)."""
+
+    __slots__ = ()
+    encodings = EGPR_ENCODINGS
+    mask_target = "no memory"   # (a masked store is EVEX: APX's, not implemented yet)
+
+    @property
+    def kind(self) -> str: return self.sig
+
+
 def mem(base: Reg | str | None = None, index: Reg | str | None = None, scale: int = 1, disp: int = 0, size: int | str = 0,
         seg: str | None = None) -> Mem:
     """Build a memory operand, e.g. ``mem(rdi, rsi, 4, 10, size=32)`` is ``dword ptr [rdi+rsi*4+0xa]``.
@@ -401,6 +428,9 @@ def shape32(base, index, scale) -> tuple:
     displacement as the 64-bit registers of the same numbers, with the address-size prefix 0x67 (SDM Vol.2 2.1.1
     group 4, 3.6: in 64-bit mode 0x67 selects 32-bit addressing; Table 2-2's special cases are those of 64-bit
     addressing, 2.2.1.3). Every register of the address must be 32-bit: an address has one address size."""
+    if base.__class__ is Gpr32X or index.__class__ is Gpr32X:
+        raise OperandError(f"a 32-bit address with APX's r16d-r31d ({', '.join(str(r) for r in (base, index) if r is not None)}):"
+                           " x86gen does not encode 0x67 with REX2 yet; use the 64-bit registers")
     def wide(r):   # a register of a 64-bit address: refused with the reason
         return r is not None and (r.__class__ is Gpr64 or r is _RIP)
     if wide(base) or wide(index):
@@ -423,12 +453,12 @@ def shape32(base, index, scale) -> tuple:
 def address_error(base, index, scale) -> OperandError:
     """The error for a 64-bit address ``(base, index, scale)`` that `x86gen.memory._shape` refuses (the first of its
     checks that fails)."""
-    if base is not None and base.__class__ not in (Gpr64, Rip):
+    if base is not None and base.__class__ not in (Gpr64, Gpr64X, Rip):
         return OperandError(f"memory base must be a 64-bit register or rip, not {fmt_value(base)} (or, in a 32-bit address, a"
                             " 32-bit register or eip)")
     if index is not None:
         if isinstance(index, (Xmm, Ymm, Zmm)): pass   # VSIB: every vector register is an index
-        elif index.__class__ is not Gpr64:
+        elif index.__class__ is not Gpr64 and index.__class__ is not Gpr64X:
             return OperandError(f"memory index must be a 64-bit general register, not {fmt_value(index)} (or an xmm/ymm/zmm"
                                 " register: the VSIB operand of a gather; a 32-bit one in a 32-bit address)")
         elif index.num == 4:

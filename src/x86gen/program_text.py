@@ -36,7 +36,7 @@ from .evex import ROUNDING_RECORDS
 from .memory import SIZE_BITS, Mem
 from .registers import REGISTERS, Masked
 from .selection.plans import Replan, plan_for
-from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, STRING_MNEMONICS, canonical
+from .selection.request import EVEX_PREFIX, MNEMONIC_ALIASES, REX2_PREFIX, STRING_MNEMONICS, canonical
 from .syntax import (
     _CACHE_MAX,
     _FAR_DEFAULT,
@@ -249,6 +249,11 @@ class _Parser:
             self.local_back[name] = lab
             a.bind(lab)
         else:
+            low = name.lower()
+            if low in _REGS or low in UNSUPPORTED_REGISTERS or low == "riz":
+                # a register name is never a label: an operand `r16` would read the register, not the label (r16-r31 are
+                # APX's registers, which llvm-mc-22 reads so; GNU as 2.40 read them as symbols)
+                raise AsmSyntaxError(f"label {name}: {name} is a register, not a label name")
             lab = a._named.get(name)
             if lab is not None and lab.bound:
                 raise AsmSyntaxError(f"label {clip(name)} is already defined")
@@ -605,12 +610,12 @@ class _Parser:
 
     def instruction(self, mn: str, rest: str) -> str | None:
         """Parse and append an instruction; returns the label name of a branch whose operand is just that."""
-        if mn == EVEX_PREFIX:   # `{evex} vaddps …`: the EVEX forms only (x86gen.selection.candidates)
+        if mn == EVEX_PREFIX or mn == REX2_PREFIX:   # `{evex} vaddps …`, `{rex2} add …`: those forms only (selection.candidates)
             mn2, _, rest2 = rest.strip().partition(" ")
             mn2 = mn2.lower()
             if not mn2 or mn2.startswith("{") or mn2 in _PREFIXES:
-                raise AsmSyntaxError(f"{EVEX_PREFIX} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
-            return self.instruction(EVEX_PREFIX + mn2, rest2.strip())
+                raise AsmSyntaxError(f"{mn} must precede a mnemonic, not {clip(mn2) or 'nothing'}")
+            return self.instruction(mn + mn2, rest2.strip())
         words = ""
         if mn in PREFIX_WORDS:   # lock, rep, {vex}, {vex3}, objdump's `ss` …: kept as words of the mnemonic (x86gen.prefixes)
             mn, rest = prefix_words(mn, rest)

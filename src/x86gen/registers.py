@@ -13,7 +13,11 @@ once so that encoding a form is a handful of attribute loads:
   R̄ (bit 3, 0x80) and R̄' (bit 4, 0x10) of P0 for ModRM.reg; ``evxb`` is B̄ (bit 3, 0x20) and X̄
   (bit 4, 0x40) of P0 for a register in ModRM.rm (EVEX.X extends a register rm, SDM Vol.2 2.7.2,
   Table 2-31); ``evv`` is V̄' (bit 4 of vvvv, 0x08) of P2. ``vv`` serves EVEX.vvvv as well.
-- ``hi16``: the number is 16-31 (xmm16-31, ymm16-31, zmm16-31), which only EVEX can encode.
+- ``hi16``: the number is 16-31 (xmm16-31, ymm16-31, zmm16-31, which only EVEX can encode; APX's r16-r31, which
+  only REX2 and APX's EVEX can).
+- ``rex2_r`` / ``rex2_x`` / ``rex2_b``: bits 4 and 3 of the number at their places in the REX2 payload byte
+  M0 R4 X4 B4 W R3 X3 B3 (Intel APX Architecture Specification, 3.1.2.1 "REX2 prefix"): R4 0x40 / R3 0x04,
+  X4 0x20 / X3 0x02, B4 0x10 / B3 0x01. For registers 0-15 they equal ``rex_r`` / ``rex_x`` / ``rex_b``.
 - ``rex8``: 0x40 for spl/bpl/sil/dil, which exist only with a REX prefix; ``high`` marks
   ah/ch/dh/bh, which cannot be encoded when any REX prefix is present (SDM Vol.2 2.2.1.2).
 - ``sig``: the operand signature used by `x86gen.encode` to choose forms.
@@ -26,7 +30,8 @@ from .errors import EvexOperandError, OperandError, fmt_value
 class Reg:
     """A machine register. Compare by identity; print as its Intel name."""
 
-    __slots__ = ("name", "num", "size", "lo", "reg3", "rex_r", "rex_x", "rex_b", "vr", "vx", "vb", "vv", "evr", "evxb", "evv", "hi16",
+    __slots__ = ("name", "num", "size", "lo", "reg3", "rex_r", "rex_x", "rex_b", "vr", "vx", "vb", "vv", "rex2_r", "rex2_x", "rex2_b",
+                 "evr", "evxb", "evv", "hi16",
                  "is4", "rex8", "high", "sig")
     kind = "reg"
     encodings: frozenset[str] | None = None   # the encoding kinds that can carry the register, where not all can
@@ -40,6 +45,8 @@ class Reg:
         self.vr, self.vx, self.vb = (0 if hi else 0x80), (0 if hi else 0x40), (0 if hi else 0x20)
         self.vv = (~num & 15) << 3
         b3, b4 = (num >> 3) & 1, (num >> 4) & 1
+        self.rex2_r, self.rex2_x, self.rex2_b = b4 << 6 | b3 << 2, b4 << 5 | b3 << 1, b4 << 4 | b3
+        b3, b4 = (num >> 3) & 1, (num >> 4) & 1
         self.evr = (0 if b3 else 0x80) | (0 if b4 else 0x10)
         self.evxb = (0 if b3 else 0x20) | (0 if b4 else 0x40)
         self.evv = 0 if b4 else 0x08
@@ -48,7 +55,9 @@ class Reg:
         self.rex8 = 0x40 if (self.kind == "r8" and 4 <= num <= 7 and not high) else 0
         # xmm16-31/ymm16-31 have a signature of their own: `x86gen.encode` plans are per signature and leave out
         # the class checks it answers, so a VEX plan must never see them (only EVEX forms take "xmm+"/"ymm+")
-        self.sig = name if name in SIG_REGS else self.kind + "+" if self.hi16 and self.kind in ("xmm", "ymm") else self.kind
+        # r16-r31 (APX's EGPRs) likewise: "r64+" … ("r8+"), which only REX2 (and APX's EVEX) forms take
+        self.sig = name if name in SIG_REGS else self.kind + "+" if self.hi16 and self.kind in ("xmm", "ymm", "r8", "r16", "r32", "r64") \
+            else self.kind
 
     def __repr__(self) -> str: return self.name
     __str__ = __repr__
@@ -88,6 +97,37 @@ class Gpr64(Reg):
     """64-bit general register."""
     __slots__ = ()
     kind = "r64"
+
+
+# APX's extended general-purpose registers r16-r31 (Intel APX Architecture Specification, 2.1 "Extended GPRs"): bit 4
+# of their number is REX2.R4/X4/B4 or APX EVEX's R4/X4/B4, which no legacy (REX) or VEX prefix, nor plain EVEX, has.
+# Classes of their own, as xmm16-31's: every legacy/VEX/EVEX encoder tests ``__class__ is Gpr64`` and so refuses them at
+# no cost; the REX2 encoders (`x86gen.encoding.rex2`) take both classes.
+EGPR_ENCODINGS = frozenset(("rex2", "apx_evex"))
+
+
+class Gpr8X(Gpr8):
+    """r16b-r31b: an 8-bit EGPR (APX), encoded by REX2 (and APX's EVEX) only."""
+    __slots__ = ()
+    encodings = EGPR_ENCODINGS
+
+
+class Gpr16X(Gpr16):
+    """r16w-r31w: a 16-bit EGPR (APX), encoded by REX2 (and APX's EVEX) only."""
+    __slots__ = ()
+    encodings = EGPR_ENCODINGS
+
+
+class Gpr32X(Gpr32):
+    """r16d-r31d: a 32-bit EGPR (APX), encoded by REX2 (and APX's EVEX) only."""
+    __slots__ = ()
+    encodings = EGPR_ENCODINGS
+
+
+class Gpr64X(Gpr64):
+    """r16-r31: a 64-bit EGPR (APX), encoded by REX2 (and APX's EVEX) only."""
+    __slots__ = ()
+    encodings = EGPR_ENCODINGS
 
 
 class _Maskable:
@@ -226,6 +266,8 @@ for _i in range(16):
     REGISTERS[f"xmm{_i}"] = Xmm(f"xmm{_i}", _i, 128)
     REGISTERS[f"ymm{_i}"] = Ymm(f"ymm{_i}", _i, 256)
 for _i in range(16, 32):
+    for _cls, _suffix, _size in ((Gpr64X, "", 64), (Gpr32X, "d", 32), (Gpr16X, "w", 16), (Gpr8X, "b", 8)):
+        REGISTERS[f"r{_i}{_suffix}"] = _cls(f"r{_i}{_suffix}", _i, _size)
     REGISTERS[f"xmm{_i}"] = XmmHigh(f"xmm{_i}", _i, 128)
     REGISTERS[f"ymm{_i}"] = YmmHigh(f"ymm{_i}", _i, 256)
 for _i in range(32):
@@ -276,13 +318,14 @@ def _by_number(file: str, num: int, bits: int) -> Reg:
     try: return _BY_NUMBER[file, num, bits]
     except (KeyError, TypeError):
         what = "general register" if file == "g" else "vector register"
-        widths, nums = ("8, 16, 32 or 64", "0-15") if file == "g" else ("128, 256 or 512", "0-31")
+        widths, nums = ("8, 16, 32 or 64", "0-31; 16-31 are APX's, REX2 forms only") if file == "g" else ("128, 256 or 512", "0-31")
         raise OperandError(f"no {what} number {str(num)[:20]} of {str(bits)[:20]} bits (numbers {nums}, widths {widths})") from None
 
 
 def gpr(num: int, bits: int = 64) -> Reg:
-    """The general register with this number (0-15, as in ModRM/REX) and width: ``gpr(0, 32)`` is eax,
-    ``gpr(4, 8)`` is spl (never ah: that is ``REGISTERS["ah"]``), ``gpr(9)`` is r9. Raises `x86gen.OperandError`."""
+    """The general register with this number (0-15, as in ModRM/REX; 16-31 APX's r16-r31, which only REX2 forms take)
+    and width: ``gpr(0, 32)`` is eax, ``gpr(4, 8)`` is spl (never ah: that is ``REGISTERS["ah"]``), ``gpr(9)`` is r9,
+    ``gpr(17, 32)`` is r17d. Raises `x86gen.OperandError`."""
     return _by_number("g", num, bits)
 
 
@@ -347,5 +390,6 @@ class Masked:
     def __hash__(self): return self._hash
 
 
-__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",
+__all__ = ["gpr", "vec", "Reg", "Gpr8", "Gpr16", "Gpr32", "Gpr64", "Gpr8X", "Gpr16X", "Gpr32X", "Gpr64X",
+           "Xmm", "Ymm", "XmmHigh", "YmmHigh", "Zmm", "KReg", "Mmx", "Tmm",
            "StReg", "SegReg", "CrReg", "DrReg", "BndReg", "Rip", "Masked", "REGISTERS", *REGISTERS]

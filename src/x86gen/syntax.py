@@ -46,7 +46,7 @@ from .prefixes import WORDS as PREFIX_WORDS
 from .prefixes import default_segment
 from .registers import ALIASES, REGISTERS, X86_REGISTER_NAMES, KReg, Masked, Reg, SegReg, gpr
 from .selection.candidates import SELECTOR_READ
-from .selection.request import EVEX_PREFIX, VEX_PREFIX, canonical
+from .selection.request import EVEX_PREFIX, REX2_PREFIX, VEX_PREFIX, canonical
 
 
 class Regex:
@@ -612,11 +612,13 @@ def split_line(line: str) -> tuple[str, list[str]]:
     if sp < 0:
         return line, []
     mn, rest = line[:sp], line[sp + 1:]
-    if mn == EVEX_PREFIX:   # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do
+    if mn == EVEX_PREFIX or mn == REX2_PREFIX:
+        # `{evex} vaddps xmm1, xmm2, xmm3`: GNU as's / llvm-mc's pseudo-prefix, EVEX even where VEX would do; `{rex2} add rax,
+        # rbx`: llvm-mc-22's, APX's REX2 prefix even where REX or none would do (d5 08 01 d8)
         mn2, ops = split_line(rest)
         if mn2.startswith("{") or mn2 in _PREFIXES:
-            raise AsmSyntaxError(f"{clip(line)}: {EVEX_PREFIX} must precede a mnemonic")
-        return EVEX_PREFIX + mn2, ops
+            raise AsmSyntaxError(f"{clip(line)}: {mn} must precede a mnemonic")
+        return mn + mn2, ops
     if mn in _SIZED_WORDS:   # iced-x86's `data16 push 5`, `ret far`: sized mnemonics (pushw, retfd)
         sized = iced_sized(mn, rest)
         if sized is not None: return sized[0], sized[1].split(",") if sized[1].strip() else []
@@ -819,6 +821,15 @@ _SELECTOR_READ = SELECTOR_READ
 def _selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
     """``lldt ax`` is the r32/m16 form (0f 00 d0, as GNU as and llvm-mc encode it: `_SELECTOR_READ`), not o16's 66 0f 00 d0."""
     if len(ops) == 1 and getattr(ops[0], "kind", None) == "r16": return mn, (gpr(ops[0].num, 32),)
+    return mn, ops
+
+
+def _lar_selector_r16(mn: str, ops: tuple) -> tuple[str, tuple]:
+    """``lar eax, cx`` is ``lar eax, ecx`` (0f 02 c1; ``lsl`` likewise, with r64 the REX.W form): the source is a 16-bit
+    selector whatever the register's size (SDM Vol.2 LAR/LSL), llvm-objdump-22 prints it as r16, and GNU as and llvm-mc
+    read it so."""
+    if len(ops) == 2 and getattr(ops[0], "kind", None) in ("r32", "r64") and getattr(ops[1], "kind", None) == "r16":
+        return mn, (ops[0], gpr(ops[1].num, 32 if ops[0].kind == "r32" else 64))
     return mn, ops
 
 
@@ -1051,7 +1062,7 @@ SHORTHANDS = {**dict.fromkeys(IMPLICIT_OPERANDS, _implicit_operands), **dict.fro
               **dict.fromkeys(("shl", "sal", "shr", "sar", "rol", "ror", "rcl", "rcr"), _implied_one),
               **dict.fromkeys(_FPU_IMAGE, _fpu_image), "fnstsw": _status_word_ax, "fstsw": _status_word_ax, "int": _int3,
               **dict.fromkeys(GATHER_MNEMONICS, gather_mask),
-              **dict.fromkeys(_SELECTOR_READ, _selector_r16),
+              **dict.fromkeys(_SELECTOR_READ, _selector_r16), "lar": _lar_selector_r16, "lsl": _lar_selector_r16,
               **dict.fromkeys(_DESCRIPTOR_TABLE, _descriptor_pointer), **dict.fromkeys(("lfs", "lgs", "lss"), _far_pointer_load),
               # the x87 mnemonics with an st(i) form or an implicit st(0) next to a memory operand
               **dict.fromkeys(("fadd", "faddp", "fmul", "fmulp", "fsub", "fsubp", "fsubr", "fsubrp", "fdiv", "fdivp", "fdivr",

@@ -163,7 +163,7 @@ def row_ids(text: str) -> list[str]:
 def _guess_mnemonic(form_id: str) -> str:
     """The mnemonic an iced-x86 Code name usually starts with: ``VEX_VADDPS_YMM_YMM_YMMM256`` → ``vaddps``."""
     head = form_id.partition("_")
-    if head[0] in ("VEX", "EVEX", "XOP"): head = head[2].partition("_")
+    if head[0] in ("VEX", "EVEX", "XOP", "REX2"): head = head[2].partition("_")
     return head[0].lower()
 
 
@@ -306,7 +306,8 @@ def imm_ranges(width: int, operand_size: int, sext: bool, rel: bool) -> tuple[tu
 # ---- what an operand row takes ------------------------------------------------------------------------------------
 
 _VSIB = ("mx", "my", "mz")   # the signature heads of memory operands with an xmm/ymm/zmm index (`x86gen.VsibMem`)
-_MEMORY_HEADS = ("m", "moffs", *_VSIB)   # a plain memory operand's signature: one of these and its size, if sized
+# a plain memory operand's signature: one of these (me: with r16-r31, `x86gen.memory.EgprMem`) and its size, if sized
+_MEMORY_HEADS = ("m", "moffs", "me", *_VSIB)
 # a register signature → its register class ("eax" → "r32", "MM" → "mm")
 REG_KIND: dict[str, str] = {}
 for _r in REGISTERS.values(): REG_KIND.setdefault(_r.sig, _r.kind)

@@ -41,27 +41,42 @@ class AsmMethods:
         """
 
     def adc(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """adc: 19 forms.
+        """adc: 34 forms.
 
         adc RW:r8/m8, R:r8                           10 /r                        ADC_RM8_R8 (INTEL8086)
+        adc RW:r8/m8, R:r8                           REX2 10 /r                   REX2_ADC_RM8_R8 (INTEL8086)
         adc RW:r16/m16, R:r16                        o16 11 /r                    ADC_RM16_R16 (INTEL8086)
+        adc RW:r16/m16, R:r16                        REX2 o16 11 /r               REX2_ADC_RM16_R16 (INTEL8086)
         adc RW:r32/m32, R:r32                        11 /r                        ADC_RM32_R32 (INTEL386)
+        adc RW:r32/m32, R:r32                        REX2 11 /r                   REX2_ADC_RM32_R32 (INTEL386)
         adc RW:r64/m64, R:r64                        REX.W 11 /r                  ADC_RM64_R64 (X64)
+        adc RW:r64/m64, R:r64                        REX2 REX.W 11 /r             REX2_ADC_RM64_R64 (X64)
         adc RW:r8, R:r8/m8                           12 /r                        ADC_R8_RM8 (INTEL8086)
+        adc RW:r8, R:r8/m8                           REX2 12 /r                   REX2_ADC_R8_RM8 (INTEL8086)
         adc RW:r16, R:r16/m16                        o16 13 /r                    ADC_R16_RM16 (INTEL8086)
+        adc RW:r16, R:r16/m16                        REX2 o16 13 /r               REX2_ADC_R16_RM16 (INTEL8086)
         adc RW:r32, R:r32/m32                        13 /r                        ADC_R32_RM32 (INTEL386)
+        adc RW:r32, R:r32/m32                        REX2 13 /r                   REX2_ADC_R32_RM32 (INTEL386)
         adc RW:r64, R:r64/m64                        REX.W 13 /r                  ADC_R64_RM64 (X64)
+        adc RW:r64, R:r64/m64                        REX2 REX.W 13 /r             REX2_ADC_R64_RM64 (X64)
         adc RW:r16/m16, R:simm8                      o16 83 /2 ib                 ADC_RM16_IMM8 (INTEL8086)
+        adc RW:r16/m16, R:simm8                      REX2 o16 83 /2 ib            REX2_ADC_RM16_IMM8 (INTEL8086)
         adc RW:r32/m32, R:simm8                      83 /2 ib                     ADC_RM32_IMM8 (INTEL386)
+        adc RW:r32/m32, R:simm8                      REX2 83 /2 ib                REX2_ADC_RM32_IMM8 (INTEL386)
         adc RW:r64/m64, R:simm8                      REX.W 83 /2 ib               ADC_RM64_IMM8 (X64)
+        adc RW:r64/m64, R:simm8                      REX2 REX.W 83 /2 ib          REX2_ADC_RM64_IMM8 (X64)
         adc RW:al, R:imm8                            14 ib                        ADC_AL_IMM8 (INTEL8086)
         adc RW:ax, R:imm16                           o16 15 iw                    ADC_AX_IMM16 (INTEL8086)
         adc RW:eax, R:imm32                          15 id                        ADC_EAX_IMM32 (INTEL386)
         adc RW:rax, R:simm32                         REX.W 15 id                  ADC_RAX_IMM32 (X64)
         adc RW:r8/m8, R:imm8                         80 /2 ib                     ADC_RM8_IMM8 (INTEL8086)
+        adc RW:r8/m8, R:imm8                         REX2 80 /2 ib                REX2_ADC_RM8_IMM8 (INTEL8086)
         adc RW:r16/m16, R:imm16                      o16 81 /2 iw                 ADC_RM16_IMM16 (INTEL8086)
+        adc RW:r16/m16, R:imm16                      REX2 o16 81 /2 iw            REX2_ADC_RM16_IMM16 (INTEL8086)
         adc RW:r32/m32, R:imm32                      81 /2 id                     ADC_RM32_IMM32 (INTEL386)
+        adc RW:r32/m32, R:imm32                      REX2 81 /2 id                REX2_ADC_RM32_IMM32 (INTEL386)
         adc RW:r64/m64, R:simm32                     REX.W 81 /2 id               ADC_RM64_IMM32 (X64)
+        adc RW:r64/m64, R:simm32                     REX2 REX.W 81 /2 id          REX2_ADC_RM64_IMM32 (X64)
         """
 
     def adcx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -72,63 +87,84 @@ class AsmMethods:
         """
 
     def add(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """add: 19 forms.
+        """add: 34 forms.
 
         add RW:r8/m8, R:r8                           00 /r                        ADD_RM8_R8 (INTEL8086)
+        add RW:r8/m8, R:r8                           REX2 00 /r                   REX2_ADD_RM8_R8 (INTEL8086)
         add RW:r16/m16, R:r16                        o16 01 /r                    ADD_RM16_R16 (INTEL8086)
+        add RW:r16/m16, R:r16                        REX2 o16 01 /r               REX2_ADD_RM16_R16 (INTEL8086)
         add RW:r32/m32, R:r32                        01 /r                        ADD_RM32_R32 (INTEL386)
+        add RW:r32/m32, R:r32                        REX2 01 /r                   REX2_ADD_RM32_R32 (INTEL386)
         add RW:r64/m64, R:r64                        REX.W 01 /r                  ADD_RM64_R64 (X64)
+        add RW:r64/m64, R:r64                        REX2 REX.W 01 /r             REX2_ADD_RM64_R64 (X64)
         add RW:r8, R:r8/m8                           02 /r                        ADD_R8_RM8 (INTEL8086)
+        add RW:r8, R:r8/m8                           REX2 02 /r                   REX2_ADD_R8_RM8 (INTEL8086)
         add RW:r16, R:r16/m16                        o16 03 /r                    ADD_R16_RM16 (INTEL8086)
+        add RW:r16, R:r16/m16                        REX2 o16 03 /r               REX2_ADD_R16_RM16 (INTEL8086)
         add RW:r32, R:r32/m32                        03 /r                        ADD_R32_RM32 (INTEL386)
+        add RW:r32, R:r32/m32                        REX2 03 /r                   REX2_ADD_R32_RM32 (INTEL386)
         add RW:r64, R:r64/m64                        REX.W 03 /r                  ADD_R64_RM64 (X64)
+        add RW:r64, R:r64/m64                        REX2 REX.W 03 /r             REX2_ADD_R64_RM64 (X64)
         add RW:r16/m16, R:simm8                      o16 83 /0 ib                 ADD_RM16_IMM8 (INTEL8086)
+        add RW:r16/m16, R:simm8                      REX2 o16 83 /0 ib            REX2_ADD_RM16_IMM8 (INTEL8086)
         add RW:r32/m32, R:simm8                      83 /0 ib                     ADD_RM32_IMM8 (INTEL386)
+        add RW:r32/m32, R:simm8                      REX2 83 /0 ib                REX2_ADD_RM32_IMM8 (INTEL386)
         add RW:r64/m64, R:simm8                      REX.W 83 /0 ib               ADD_RM64_IMM8 (X64)
+        add RW:r64/m64, R:simm8                      REX2 REX.W 83 /0 ib          REX2_ADD_RM64_IMM8 (X64)
         add RW:al, R:imm8                            04 ib                        ADD_AL_IMM8 (INTEL8086)
         add RW:ax, R:imm16                           o16 05 iw                    ADD_AX_IMM16 (INTEL8086)
         add RW:eax, R:imm32                          05 id                        ADD_EAX_IMM32 (INTEL386)
         add RW:rax, R:simm32                         REX.W 05 id                  ADD_RAX_IMM32 (X64)
         add RW:r8/m8, R:imm8                         80 /0 ib                     ADD_RM8_IMM8 (INTEL8086)
+        add RW:r8/m8, R:imm8                         REX2 80 /0 ib                REX2_ADD_RM8_IMM8 (INTEL8086)
         add RW:r16/m16, R:imm16                      o16 81 /0 iw                 ADD_RM16_IMM16 (INTEL8086)
+        add RW:r16/m16, R:imm16                      REX2 o16 81 /0 iw            REX2_ADD_RM16_IMM16 (INTEL8086)
         add RW:r32/m32, R:imm32                      81 /0 id                     ADD_RM32_IMM32 (INTEL386)
+        add RW:r32/m32, R:imm32                      REX2 81 /0 id                REX2_ADD_RM32_IMM32 (INTEL386)
         add RW:r64/m64, R:simm32                     REX.W 81 /0 id               ADD_RM64_IMM32 (X64)
+        add RW:r64/m64, R:simm32                     REX2 REX.W 81 /0 id          REX2_ADD_RM64_IMM32 (X64)
         """
 
     def addpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """addpd: 1 form.
+        """addpd: 2 forms.
 
         addpd RW:xmm, R:xmm/m128                     66 0F 58 /r                  ADDPD_XMM_XMMM128 (SSE2)
+        addpd RW:xmm, R:xmm/m128                     REX2 66 0F 58 /r             REX2_ADDPD_XMM_XMMM128 (SSE2)
         """
 
     def addps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """addps: 1 form.
+        """addps: 2 forms.
 
         addps RW:xmm, R:xmm/m128                     0F 58 /r                     ADDPS_XMM_XMMM128 (SSE)
+        addps RW:xmm, R:xmm/m128                     REX2 0F 58 /r                REX2_ADDPS_XMM_XMMM128 (SSE)
         """
 
     def addsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """addsd: 1 form.
+        """addsd: 2 forms.
 
         addsd RW:xmm, R:xmm/m64                      F2 0F 58 /r                  ADDSD_XMM_XMMM64 (SSE2)
+        addsd RW:xmm, R:xmm/m64                      REX2 F2 0F 58 /r             REX2_ADDSD_XMM_XMMM64 (SSE2)
         """
 
     def addss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """addss: 1 form.
+        """addss: 2 forms.
 
         addss RW:xmm, R:xmm/m32                      F3 0F 58 /r                  ADDSS_XMM_XMMM32 (SSE)
+        addss RW:xmm, R:xmm/m32                      REX2 F3 0F 58 /r             REX2_ADDSS_XMM_XMMM32 (SSE)
         """
 
     def addsubpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """addsubpd: 1 form.
+        """addsubpd: 2 forms.
 
         addsubpd RW:xmm, R:xmm/m128                  66 0F D0 /r                  ADDSUBPD_XMM_XMMM128 (SSE3)
+        addsubpd RW:xmm, R:xmm/m128                  REX2 66 0F D0 /r             REX2_ADDSUBPD_XMM_XMMM128 (SSE3)
         """
 
     def addsubps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """addsubps: 1 form.
+        """addsubps: 2 forms.
 
         addsubps RW:xmm, R:xmm/m128                  F2 0F D0 /r                  ADDSUBPS_XMM_XMMM128 (SSE3)
+        addsubps RW:xmm, R:xmm/m128                  REX2 F2 0F D0 /r             REX2_ADDSUBPS_XMM_XMMM128 (SSE3)
         """
 
     def adox(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -223,27 +259,42 @@ class AsmMethods:
         """
 
     def and_(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """and: 19 forms.
+        """and: 34 forms.
 
         and RW:r8/m8, R:r8                           20 /r                        AND_RM8_R8 (INTEL8086)
+        and RW:r8/m8, R:r8                           REX2 20 /r                   REX2_AND_RM8_R8 (INTEL8086)
         and RW:r16/m16, R:r16                        o16 21 /r                    AND_RM16_R16 (INTEL8086)
+        and RW:r16/m16, R:r16                        REX2 o16 21 /r               REX2_AND_RM16_R16 (INTEL8086)
         and RW:r32/m32, R:r32                        21 /r                        AND_RM32_R32 (INTEL386)
+        and RW:r32/m32, R:r32                        REX2 21 /r                   REX2_AND_RM32_R32 (INTEL386)
         and RW:r64/m64, R:r64                        REX.W 21 /r                  AND_RM64_R64 (X64)
+        and RW:r64/m64, R:r64                        REX2 REX.W 21 /r             REX2_AND_RM64_R64 (X64)
         and RW:r8, R:r8/m8                           22 /r                        AND_R8_RM8 (INTEL8086)
+        and RW:r8, R:r8/m8                           REX2 22 /r                   REX2_AND_R8_RM8 (INTEL8086)
         and RW:r16, R:r16/m16                        o16 23 /r                    AND_R16_RM16 (INTEL8086)
+        and RW:r16, R:r16/m16                        REX2 o16 23 /r               REX2_AND_R16_RM16 (INTEL8086)
         and RW:r32, R:r32/m32                        23 /r                        AND_R32_RM32 (INTEL386)
+        and RW:r32, R:r32/m32                        REX2 23 /r                   REX2_AND_R32_RM32 (INTEL386)
         and RW:r64, R:r64/m64                        REX.W 23 /r                  AND_R64_RM64 (X64)
+        and RW:r64, R:r64/m64                        REX2 REX.W 23 /r             REX2_AND_R64_RM64 (X64)
         and RW:r16/m16, R:simm8                      o16 83 /4 ib                 AND_RM16_IMM8 (INTEL8086)
+        and RW:r16/m16, R:simm8                      REX2 o16 83 /4 ib            REX2_AND_RM16_IMM8 (INTEL8086)
         and RW:r32/m32, R:simm8                      83 /4 ib                     AND_RM32_IMM8 (INTEL386)
+        and RW:r32/m32, R:simm8                      REX2 83 /4 ib                REX2_AND_RM32_IMM8 (INTEL386)
         and RW:r64/m64, R:simm8                      REX.W 83 /4 ib               AND_RM64_IMM8 (X64)
+        and RW:r64/m64, R:simm8                      REX2 REX.W 83 /4 ib          REX2_AND_RM64_IMM8 (X64)
         and RW:al, R:imm8                            24 ib                        AND_AL_IMM8 (INTEL8086)
         and RW:ax, R:imm16                           o16 25 iw                    AND_AX_IMM16 (INTEL8086)
         and RW:eax, R:imm32                          25 id                        AND_EAX_IMM32 (INTEL386)
         and RW:rax, R:simm32                         REX.W 25 id                  AND_RAX_IMM32 (X64)
         and RW:r8/m8, R:imm8                         80 /4 ib                     AND_RM8_IMM8 (INTEL8086)
+        and RW:r8/m8, R:imm8                         REX2 80 /4 ib                REX2_AND_RM8_IMM8 (INTEL8086)
         and RW:r16/m16, R:imm16                      o16 81 /4 iw                 AND_RM16_IMM16 (INTEL8086)
+        and RW:r16/m16, R:imm16                      REX2 o16 81 /4 iw            REX2_AND_RM16_IMM16 (INTEL8086)
         and RW:r32/m32, R:imm32                      81 /4 id                     AND_RM32_IMM32 (INTEL386)
+        and RW:r32/m32, R:imm32                      REX2 81 /4 id                REX2_AND_RM32_IMM32 (INTEL386)
         and RW:r64/m64, R:simm32                     REX.W 81 /4 id               AND_RM64_IMM32 (X64)
+        and RW:r64/m64, R:simm32                     REX2 REX.W 81 /4 id          REX2_AND_RM64_IMM32 (X64)
         """
 
     def andn(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -254,27 +305,31 @@ class AsmMethods:
         """
 
     def andnpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """andnpd: 1 form.
+        """andnpd: 2 forms.
 
         andnpd RW:xmm, R:xmm/m128                    66 0F 55 /r                  ANDNPD_XMM_XMMM128 (SSE2)
+        andnpd RW:xmm, R:xmm/m128                    REX2 66 0F 55 /r             REX2_ANDNPD_XMM_XMMM128 (SSE2)
         """
 
     def andnps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """andnps: 1 form.
+        """andnps: 2 forms.
 
         andnps RW:xmm, R:xmm/m128                    0F 55 /r                     ANDNPS_XMM_XMMM128 (SSE)
+        andnps RW:xmm, R:xmm/m128                    REX2 0F 55 /r                REX2_ANDNPS_XMM_XMMM128 (SSE)
         """
 
     def andpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """andpd: 1 form.
+        """andpd: 2 forms.
 
         andpd RW:xmm, R:xmm/m128                     66 0F 54 /r                  ANDPD_XMM_XMMM128 (SSE2)
+        andpd RW:xmm, R:xmm/m128                     REX2 66 0F 54 /r             REX2_ANDPD_XMM_XMMM128 (SSE2)
         """
 
     def andps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """andps: 1 form.
+        """andps: 2 forms.
 
         andps RW:xmm, R:xmm/m128                     0F 54 /r                     ANDPS_XMM_XMMM128 (SSE)
+        andps RW:xmm, R:xmm/m128                     REX2 0F 54 /r                REX2_ANDPS_XMM_XMMM128 (SSE)
         """
 
     def aor(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
@@ -438,71 +493,103 @@ class AsmMethods:
         """
 
     def bsf(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """bsf: 3 forms.
+        """bsf: 6 forms.
 
         bsf CW:r16, R:r16/m16                        o16 0F BC /r                 BSF_R16_RM16 (INTEL386)
+        bsf CW:r16, R:r16/m16                        REX2 o16 0F BC /r            REX2_BSF_R16_RM16 (INTEL386)
         bsf CW:r32, R:r32/m32                        0F BC /r                     BSF_R32_RM32 (INTEL386)
+        bsf CW:r32, R:r32/m32                        REX2 0F BC /r                REX2_BSF_R32_RM32 (INTEL386)
         bsf CW:r64, R:r64/m64                        REX.W 0F BC /r               BSF_R64_RM64 (X64)
+        bsf CW:r64, R:r64/m64                        REX2 REX.W 0F BC /r          REX2_BSF_R64_RM64 (X64)
         """
 
     def bsr(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """bsr: 3 forms.
+        """bsr: 6 forms.
 
         bsr CW:r16, R:r16/m16                        o16 0F BD /r                 BSR_R16_RM16 (INTEL386)
+        bsr CW:r16, R:r16/m16                        REX2 o16 0F BD /r            REX2_BSR_R16_RM16 (INTEL386)
         bsr CW:r32, R:r32/m32                        0F BD /r                     BSR_R32_RM32 (INTEL386)
+        bsr CW:r32, R:r32/m32                        REX2 0F BD /r                REX2_BSR_R32_RM32 (INTEL386)
         bsr CW:r64, R:r64/m64                        REX.W 0F BD /r               BSR_R64_RM64 (X64)
+        bsr CW:r64, R:r64/m64                        REX2 REX.W 0F BD /r          REX2_BSR_R64_RM64 (X64)
         """
 
     def bswap(self, a: _Reg, *, rc: int | None = None) -> None:
-        """bswap: 3 forms.
+        """bswap: 5 forms.
 
         bswap RW:r16                                 o16 0F C8+rw                 BSWAP_R16 (INTEL486)
         bswap RW:r32                                 0F C8+rd                     BSWAP_R32 (INTEL486)
+        bswap RW:r32                                 REX2 0F C8+rd                REX2_BSWAP_R32 (INTEL486)
         bswap RW:r64                                 REX.W 0F C8+ro               BSWAP_R64 (X64)
+        bswap RW:r64                                 REX2 REX.W 0F C8+ro          REX2_BSWAP_R64 (X64)
         """
 
     def bt(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """bt: 6 forms.
+        """bt: 12 forms.
 
         bt R:r16/m16, R:r16                          o16 0F A3 /r                 BT_RM16_R16 (INTEL386)
+        bt R:r16/m16, R:r16                          REX2 o16 0F A3 /r            REX2_BT_RM16_R16 (INTEL386)
         bt R:r32/m32, R:r32                          0F A3 /r                     BT_RM32_R32 (INTEL386)
+        bt R:r32/m32, R:r32                          REX2 0F A3 /r                REX2_BT_RM32_R32 (INTEL386)
         bt R:r64/m64, R:r64                          REX.W 0F A3 /r               BT_RM64_R64 (X64)
+        bt R:r64/m64, R:r64                          REX2 REX.W 0F A3 /r          REX2_BT_RM64_R64 (X64)
         bt R:r16/m16, R:imm8                         o16 0F BA /4 ib              BT_RM16_IMM8 (INTEL386)
+        bt R:r16/m16, R:imm8                         REX2 o16 0F BA /4 ib         REX2_BT_RM16_IMM8 (INTEL386)
         bt R:r32/m32, R:imm8                         0F BA /4 ib                  BT_RM32_IMM8 (INTEL386)
+        bt R:r32/m32, R:imm8                         REX2 0F BA /4 ib             REX2_BT_RM32_IMM8 (INTEL386)
         bt R:r64/m64, R:imm8                         REX.W 0F BA /4 ib            BT_RM64_IMM8 (X64)
+        bt R:r64/m64, R:imm8                         REX2 REX.W 0F BA /4 ib       REX2_BT_RM64_IMM8 (X64)
         """
 
     def btc(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """btc: 6 forms.
+        """btc: 12 forms.
 
         btc RW:r16/m16, R:imm8                       o16 0F BA /7 ib              BTC_RM16_IMM8 (INTEL386)
+        btc RW:r16/m16, R:imm8                       REX2 o16 0F BA /7 ib         REX2_BTC_RM16_IMM8 (INTEL386)
         btc RW:r32/m32, R:imm8                       0F BA /7 ib                  BTC_RM32_IMM8 (INTEL386)
+        btc RW:r32/m32, R:imm8                       REX2 0F BA /7 ib             REX2_BTC_RM32_IMM8 (INTEL386)
         btc RW:r64/m64, R:imm8                       REX.W 0F BA /7 ib            BTC_RM64_IMM8 (X64)
+        btc RW:r64/m64, R:imm8                       REX2 REX.W 0F BA /7 ib       REX2_BTC_RM64_IMM8 (X64)
         btc RW:r16/m16, R:r16                        o16 0F BB /r                 BTC_RM16_R16 (INTEL386)
+        btc RW:r16/m16, R:r16                        REX2 o16 0F BB /r            REX2_BTC_RM16_R16 (INTEL386)
         btc RW:r32/m32, R:r32                        0F BB /r                     BTC_RM32_R32 (INTEL386)
+        btc RW:r32/m32, R:r32                        REX2 0F BB /r                REX2_BTC_RM32_R32 (INTEL386)
         btc RW:r64/m64, R:r64                        REX.W 0F BB /r               BTC_RM64_R64 (X64)
+        btc RW:r64/m64, R:r64                        REX2 REX.W 0F BB /r          REX2_BTC_RM64_R64 (X64)
         """
 
     def btr(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """btr: 6 forms.
+        """btr: 12 forms.
 
         btr RW:r16/m16, R:r16                        o16 0F B3 /r                 BTR_RM16_R16 (INTEL386)
+        btr RW:r16/m16, R:r16                        REX2 o16 0F B3 /r            REX2_BTR_RM16_R16 (INTEL386)
         btr RW:r32/m32, R:r32                        0F B3 /r                     BTR_RM32_R32 (INTEL386)
+        btr RW:r32/m32, R:r32                        REX2 0F B3 /r                REX2_BTR_RM32_R32 (INTEL386)
         btr RW:r64/m64, R:r64                        REX.W 0F B3 /r               BTR_RM64_R64 (X64)
+        btr RW:r64/m64, R:r64                        REX2 REX.W 0F B3 /r          REX2_BTR_RM64_R64 (X64)
         btr RW:r16/m16, R:imm8                       o16 0F BA /6 ib              BTR_RM16_IMM8 (INTEL386)
+        btr RW:r16/m16, R:imm8                       REX2 o16 0F BA /6 ib         REX2_BTR_RM16_IMM8 (INTEL386)
         btr RW:r32/m32, R:imm8                       0F BA /6 ib                  BTR_RM32_IMM8 (INTEL386)
+        btr RW:r32/m32, R:imm8                       REX2 0F BA /6 ib             REX2_BTR_RM32_IMM8 (INTEL386)
         btr RW:r64/m64, R:imm8                       REX.W 0F BA /6 ib            BTR_RM64_IMM8 (X64)
+        btr RW:r64/m64, R:imm8                       REX2 REX.W 0F BA /6 ib       REX2_BTR_RM64_IMM8 (X64)
         """
 
     def bts(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """bts: 6 forms.
+        """bts: 12 forms.
 
         bts RW:r16/m16, R:r16                        o16 0F AB /r                 BTS_RM16_R16 (INTEL386)
+        bts RW:r16/m16, R:r16                        REX2 o16 0F AB /r            REX2_BTS_RM16_R16 (INTEL386)
         bts RW:r32/m32, R:r32                        0F AB /r                     BTS_RM32_R32 (INTEL386)
+        bts RW:r32/m32, R:r32                        REX2 0F AB /r                REX2_BTS_RM32_R32 (INTEL386)
         bts RW:r64/m64, R:r64                        REX.W 0F AB /r               BTS_RM64_R64 (X64)
+        bts RW:r64/m64, R:r64                        REX2 REX.W 0F AB /r          REX2_BTS_RM64_R64 (X64)
         bts RW:r16/m16, R:imm8                       o16 0F BA /5 ib              BTS_RM16_IMM8 (INTEL386)
+        bts RW:r16/m16, R:imm8                       REX2 o16 0F BA /5 ib         REX2_BTS_RM16_IMM8 (INTEL386)
         bts RW:r32/m32, R:imm8                       0F BA /5 ib                  BTS_RM32_IMM8 (INTEL386)
+        bts RW:r32/m32, R:imm8                       REX2 0F BA /5 ib             REX2_BTS_RM32_IMM8 (INTEL386)
         bts RW:r64/m64, R:imm8                       REX.W 0F BA /5 ib            BTS_RM64_IMM8 (X64)
+        bts RW:r64/m64, R:imm8                       REX2 REX.W 0F BA /5 ib       REX2_BTS_RM64_IMM8 (X64)
         """
 
     def bzhi(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
@@ -513,11 +600,12 @@ class AsmMethods:
         """
 
     def call(self, *ops: _Target | _Reg | _Mem, rel32: bool = False) -> None:
-        """call: 7 forms.
+        """call: 8 forms.
 
         call R:rel32                                 E8 cd                        CALL_REL32_64 (X64)
         call R:rel16                                 o16 E8 cw                    CALL_REL16 (INTEL8086)
         call R:r64/m64                               FF /2                        CALL_RM64 (X64)
+        call R:r64/m64                               REX2 FF /2                   REX2_CALL_RM64 (X64)
         call R:r16/m16                               o16 FF /2                    CALL_RM16 (INTEL8086)
         call R:m16:16                                o16 FF /3                    CALL_M1616 (INTEL8086)
         call R:m16:32                                FF /3                        CALL_M1632 (INTEL386)
@@ -575,21 +663,24 @@ class AsmMethods:
         """
 
     def cldemote(self, a: _Mem, *, rc: int | None = None) -> None:
-        """cldemote: 1 form.
+        """cldemote: 2 forms.
 
         cldemote N:m8                                0F 1C /0                     CLDEMOTE_M8 (CLDEMOTE)
+        cldemote N:m8                                REX2 0F 1C /0                REX2_CLDEMOTE_M8 (CLDEMOTE)
         """
 
     def clflush(self, a: _Mem, *, rc: int | None = None) -> None:
-        """clflush: 1 form.
+        """clflush: 2 forms.
 
         clflush R:m8                                 0F AE /7                     CLFLUSH_M8 (CLFSH)
+        clflush R:m8                                 REX2 0F AE /7                REX2_CLFLUSH_M8 (CLFSH)
         """
 
     def clflushopt(self, a: _Mem, *, rc: int | None = None) -> None:
-        """clflushopt: 1 form.
+        """clflushopt: 2 forms.
 
         clflushopt R:m8                              66 0F AE /7                  CLFLUSHOPT_M8 (CLFLUSHOPT)
+        clflushopt R:m8                              REX2 66 0F AE /7             REX2_CLFLUSHOPT_M8 (CLFLUSHOPT)
         """
 
     def clgi(self, *, rc: int | None = None) -> None:
@@ -623,9 +714,10 @@ class AsmMethods:
         """
 
     def clwb(self, a: _Mem, *, rc: int | None = None) -> None:
-        """clwb: 1 form.
+        """clwb: 2 forms.
 
         clwb R:m8                                    66 0F AE /6                  CLWB_M8 (CLWB)
+        clwb R:m8                                    REX2 66 0F AE /6             REX2_CLWB_M8 (CLWB)
         """
 
     def clzero(self, *, rc: int | None = None) -> None:
@@ -642,155 +734,218 @@ class AsmMethods:
         """
 
     def cmova(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmova: 3 forms.
+        """cmova: 6 forms.
 
         cmova CW:r16, R:r16/m16                      o16 0F 47 /r                 CMOVA_R16_RM16 (CMOV)
+        cmova CW:r16, R:r16/m16                      REX2 o16 0F 47 /r            REX2_CMOVA_R16_RM16 (CMOV)
         cmova RW:r32, R:r32/m32                      0F 47 /r                     CMOVA_R32_RM32 (CMOV)
+        cmova RW:r32, R:r32/m32                      REX2 0F 47 /r                REX2_CMOVA_R32_RM32 (CMOV)
         cmova CW:r64, R:r64/m64                      REX.W 0F 47 /r               CMOVA_R64_RM64 (CMOV)
+        cmova CW:r64, R:r64/m64                      REX2 REX.W 0F 47 /r          REX2_CMOVA_R64_RM64 (CMOV)
         """
 
     def cmovae(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovae: 3 forms.
+        """cmovae: 6 forms.
 
         cmovae CW:r16, R:r16/m16                     o16 0F 43 /r                 CMOVAE_R16_RM16 (CMOV)
+        cmovae CW:r16, R:r16/m16                     REX2 o16 0F 43 /r            REX2_CMOVAE_R16_RM16 (CMOV)
         cmovae RW:r32, R:r32/m32                     0F 43 /r                     CMOVAE_R32_RM32 (CMOV)
+        cmovae RW:r32, R:r32/m32                     REX2 0F 43 /r                REX2_CMOVAE_R32_RM32 (CMOV)
         cmovae CW:r64, R:r64/m64                     REX.W 0F 43 /r               CMOVAE_R64_RM64 (CMOV)
+        cmovae CW:r64, R:r64/m64                     REX2 REX.W 0F 43 /r          REX2_CMOVAE_R64_RM64 (CMOV)
         """
 
     def cmovb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovb: 3 forms.
+        """cmovb: 6 forms.
 
         cmovb CW:r16, R:r16/m16                      o16 0F 42 /r                 CMOVB_R16_RM16 (CMOV)
+        cmovb CW:r16, R:r16/m16                      REX2 o16 0F 42 /r            REX2_CMOVB_R16_RM16 (CMOV)
         cmovb RW:r32, R:r32/m32                      0F 42 /r                     CMOVB_R32_RM32 (CMOV)
+        cmovb RW:r32, R:r32/m32                      REX2 0F 42 /r                REX2_CMOVB_R32_RM32 (CMOV)
         cmovb CW:r64, R:r64/m64                      REX.W 0F 42 /r               CMOVB_R64_RM64 (CMOV)
+        cmovb CW:r64, R:r64/m64                      REX2 REX.W 0F 42 /r          REX2_CMOVB_R64_RM64 (CMOV)
         """
 
     def cmovbe(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovbe: 3 forms.
+        """cmovbe: 6 forms.
 
         cmovbe CW:r16, R:r16/m16                     o16 0F 46 /r                 CMOVBE_R16_RM16 (CMOV)
+        cmovbe CW:r16, R:r16/m16                     REX2 o16 0F 46 /r            REX2_CMOVBE_R16_RM16 (CMOV)
         cmovbe RW:r32, R:r32/m32                     0F 46 /r                     CMOVBE_R32_RM32 (CMOV)
+        cmovbe RW:r32, R:r32/m32                     REX2 0F 46 /r                REX2_CMOVBE_R32_RM32 (CMOV)
         cmovbe CW:r64, R:r64/m64                     REX.W 0F 46 /r               CMOVBE_R64_RM64 (CMOV)
+        cmovbe CW:r64, R:r64/m64                     REX2 REX.W 0F 46 /r          REX2_CMOVBE_R64_RM64 (CMOV)
         """
 
     def cmove(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmove: 3 forms.
+        """cmove: 6 forms.
 
         cmove CW:r16, R:r16/m16                      o16 0F 44 /r                 CMOVE_R16_RM16 (CMOV)
+        cmove CW:r16, R:r16/m16                      REX2 o16 0F 44 /r            REX2_CMOVE_R16_RM16 (CMOV)
         cmove RW:r32, R:r32/m32                      0F 44 /r                     CMOVE_R32_RM32 (CMOV)
+        cmove RW:r32, R:r32/m32                      REX2 0F 44 /r                REX2_CMOVE_R32_RM32 (CMOV)
         cmove CW:r64, R:r64/m64                      REX.W 0F 44 /r               CMOVE_R64_RM64 (CMOV)
+        cmove CW:r64, R:r64/m64                      REX2 REX.W 0F 44 /r          REX2_CMOVE_R64_RM64 (CMOV)
         """
 
     def cmovg(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovg: 3 forms.
+        """cmovg: 6 forms.
 
         cmovg CW:r16, R:r16/m16                      o16 0F 4F /r                 CMOVG_R16_RM16 (CMOV)
+        cmovg CW:r16, R:r16/m16                      REX2 o16 0F 4F /r            REX2_CMOVG_R16_RM16 (CMOV)
         cmovg RW:r32, R:r32/m32                      0F 4F /r                     CMOVG_R32_RM32 (CMOV)
+        cmovg RW:r32, R:r32/m32                      REX2 0F 4F /r                REX2_CMOVG_R32_RM32 (CMOV)
         cmovg CW:r64, R:r64/m64                      REX.W 0F 4F /r               CMOVG_R64_RM64 (CMOV)
+        cmovg CW:r64, R:r64/m64                      REX2 REX.W 0F 4F /r          REX2_CMOVG_R64_RM64 (CMOV)
         """
 
     def cmovge(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovge: 3 forms.
+        """cmovge: 6 forms.
 
         cmovge CW:r16, R:r16/m16                     o16 0F 4D /r                 CMOVGE_R16_RM16 (CMOV)
+        cmovge CW:r16, R:r16/m16                     REX2 o16 0F 4D /r            REX2_CMOVGE_R16_RM16 (CMOV)
         cmovge RW:r32, R:r32/m32                     0F 4D /r                     CMOVGE_R32_RM32 (CMOV)
+        cmovge RW:r32, R:r32/m32                     REX2 0F 4D /r                REX2_CMOVGE_R32_RM32 (CMOV)
         cmovge CW:r64, R:r64/m64                     REX.W 0F 4D /r               CMOVGE_R64_RM64 (CMOV)
+        cmovge CW:r64, R:r64/m64                     REX2 REX.W 0F 4D /r          REX2_CMOVGE_R64_RM64 (CMOV)
         """
 
     def cmovl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovl: 3 forms.
+        """cmovl: 6 forms.
 
         cmovl CW:r16, R:r16/m16                      o16 0F 4C /r                 CMOVL_R16_RM16 (CMOV)
+        cmovl CW:r16, R:r16/m16                      REX2 o16 0F 4C /r            REX2_CMOVL_R16_RM16 (CMOV)
         cmovl RW:r32, R:r32/m32                      0F 4C /r                     CMOVL_R32_RM32 (CMOV)
+        cmovl RW:r32, R:r32/m32                      REX2 0F 4C /r                REX2_CMOVL_R32_RM32 (CMOV)
         cmovl CW:r64, R:r64/m64                      REX.W 0F 4C /r               CMOVL_R64_RM64 (CMOV)
+        cmovl CW:r64, R:r64/m64                      REX2 REX.W 0F 4C /r          REX2_CMOVL_R64_RM64 (CMOV)
         """
 
     def cmovle(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovle: 3 forms.
+        """cmovle: 6 forms.
 
         cmovle CW:r16, R:r16/m16                     o16 0F 4E /r                 CMOVLE_R16_RM16 (CMOV)
+        cmovle CW:r16, R:r16/m16                     REX2 o16 0F 4E /r            REX2_CMOVLE_R16_RM16 (CMOV)
         cmovle RW:r32, R:r32/m32                     0F 4E /r                     CMOVLE_R32_RM32 (CMOV)
+        cmovle RW:r32, R:r32/m32                     REX2 0F 4E /r                REX2_CMOVLE_R32_RM32 (CMOV)
         cmovle CW:r64, R:r64/m64                     REX.W 0F 4E /r               CMOVLE_R64_RM64 (CMOV)
+        cmovle CW:r64, R:r64/m64                     REX2 REX.W 0F 4E /r          REX2_CMOVLE_R64_RM64 (CMOV)
         """
 
     def cmovne(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovne: 3 forms.
+        """cmovne: 6 forms.
 
         cmovne CW:r16, R:r16/m16                     o16 0F 45 /r                 CMOVNE_R16_RM16 (CMOV)
+        cmovne CW:r16, R:r16/m16                     REX2 o16 0F 45 /r            REX2_CMOVNE_R16_RM16 (CMOV)
         cmovne RW:r32, R:r32/m32                     0F 45 /r                     CMOVNE_R32_RM32 (CMOV)
+        cmovne RW:r32, R:r32/m32                     REX2 0F 45 /r                REX2_CMOVNE_R32_RM32 (CMOV)
         cmovne CW:r64, R:r64/m64                     REX.W 0F 45 /r               CMOVNE_R64_RM64 (CMOV)
+        cmovne CW:r64, R:r64/m64                     REX2 REX.W 0F 45 /r          REX2_CMOVNE_R64_RM64 (CMOV)
         """
 
     def cmovno(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovno: 3 forms.
+        """cmovno: 6 forms.
 
         cmovno CW:r16, R:r16/m16                     o16 0F 41 /r                 CMOVNO_R16_RM16 (CMOV)
+        cmovno CW:r16, R:r16/m16                     REX2 o16 0F 41 /r            REX2_CMOVNO_R16_RM16 (CMOV)
         cmovno RW:r32, R:r32/m32                     0F 41 /r                     CMOVNO_R32_RM32 (CMOV)
+        cmovno RW:r32, R:r32/m32                     REX2 0F 41 /r                REX2_CMOVNO_R32_RM32 (CMOV)
         cmovno CW:r64, R:r64/m64                     REX.W 0F 41 /r               CMOVNO_R64_RM64 (CMOV)
+        cmovno CW:r64, R:r64/m64                     REX2 REX.W 0F 41 /r          REX2_CMOVNO_R64_RM64 (CMOV)
         """
 
     def cmovnp(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovnp: 3 forms.
+        """cmovnp: 6 forms.
 
         cmovnp CW:r16, R:r16/m16                     o16 0F 4B /r                 CMOVNP_R16_RM16 (CMOV)
+        cmovnp CW:r16, R:r16/m16                     REX2 o16 0F 4B /r            REX2_CMOVNP_R16_RM16 (CMOV)
         cmovnp RW:r32, R:r32/m32                     0F 4B /r                     CMOVNP_R32_RM32 (CMOV)
+        cmovnp RW:r32, R:r32/m32                     REX2 0F 4B /r                REX2_CMOVNP_R32_RM32 (CMOV)
         cmovnp CW:r64, R:r64/m64                     REX.W 0F 4B /r               CMOVNP_R64_RM64 (CMOV)
+        cmovnp CW:r64, R:r64/m64                     REX2 REX.W 0F 4B /r          REX2_CMOVNP_R64_RM64 (CMOV)
         """
 
     def cmovns(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovns: 3 forms.
+        """cmovns: 6 forms.
 
         cmovns CW:r16, R:r16/m16                     o16 0F 49 /r                 CMOVNS_R16_RM16 (CMOV)
+        cmovns CW:r16, R:r16/m16                     REX2 o16 0F 49 /r            REX2_CMOVNS_R16_RM16 (CMOV)
         cmovns RW:r32, R:r32/m32                     0F 49 /r                     CMOVNS_R32_RM32 (CMOV)
+        cmovns RW:r32, R:r32/m32                     REX2 0F 49 /r                REX2_CMOVNS_R32_RM32 (CMOV)
         cmovns CW:r64, R:r64/m64                     REX.W 0F 49 /r               CMOVNS_R64_RM64 (CMOV)
+        cmovns CW:r64, R:r64/m64                     REX2 REX.W 0F 49 /r          REX2_CMOVNS_R64_RM64 (CMOV)
         """
 
     def cmovo(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovo: 3 forms.
+        """cmovo: 6 forms.
 
         cmovo CW:r16, R:r16/m16                      o16 0F 40 /r                 CMOVO_R16_RM16 (CMOV)
+        cmovo CW:r16, R:r16/m16                      REX2 o16 0F 40 /r            REX2_CMOVO_R16_RM16 (CMOV)
         cmovo RW:r32, R:r32/m32                      0F 40 /r                     CMOVO_R32_RM32 (CMOV)
+        cmovo RW:r32, R:r32/m32                      REX2 0F 40 /r                REX2_CMOVO_R32_RM32 (CMOV)
         cmovo CW:r64, R:r64/m64                      REX.W 0F 40 /r               CMOVO_R64_RM64 (CMOV)
+        cmovo CW:r64, R:r64/m64                      REX2 REX.W 0F 40 /r          REX2_CMOVO_R64_RM64 (CMOV)
         """
 
     def cmovp(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovp: 3 forms.
+        """cmovp: 6 forms.
 
         cmovp CW:r16, R:r16/m16                      o16 0F 4A /r                 CMOVP_R16_RM16 (CMOV)
+        cmovp CW:r16, R:r16/m16                      REX2 o16 0F 4A /r            REX2_CMOVP_R16_RM16 (CMOV)
         cmovp RW:r32, R:r32/m32                      0F 4A /r                     CMOVP_R32_RM32 (CMOV)
+        cmovp RW:r32, R:r32/m32                      REX2 0F 4A /r                REX2_CMOVP_R32_RM32 (CMOV)
         cmovp CW:r64, R:r64/m64                      REX.W 0F 4A /r               CMOVP_R64_RM64 (CMOV)
+        cmovp CW:r64, R:r64/m64                      REX2 REX.W 0F 4A /r          REX2_CMOVP_R64_RM64 (CMOV)
         """
 
     def cmovs(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cmovs: 3 forms.
+        """cmovs: 6 forms.
 
         cmovs CW:r16, R:r16/m16                      o16 0F 48 /r                 CMOVS_R16_RM16 (CMOV)
+        cmovs CW:r16, R:r16/m16                      REX2 o16 0F 48 /r            REX2_CMOVS_R16_RM16 (CMOV)
         cmovs RW:r32, R:r32/m32                      0F 48 /r                     CMOVS_R32_RM32 (CMOV)
+        cmovs RW:r32, R:r32/m32                      REX2 0F 48 /r                REX2_CMOVS_R32_RM32 (CMOV)
         cmovs CW:r64, R:r64/m64                      REX.W 0F 48 /r               CMOVS_R64_RM64 (CMOV)
+        cmovs CW:r64, R:r64/m64                      REX2 REX.W 0F 48 /r          REX2_CMOVS_R64_RM64 (CMOV)
         """
 
     def cmp(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """cmp: 19 forms.
+        """cmp: 34 forms.
 
         cmp R:r8/m8, R:r8                            38 /r                        CMP_RM8_R8 (INTEL8086)
+        cmp R:r8/m8, R:r8                            REX2 38 /r                   REX2_CMP_RM8_R8 (INTEL8086)
         cmp R:r16/m16, R:r16                         o16 39 /r                    CMP_RM16_R16 (INTEL8086)
+        cmp R:r16/m16, R:r16                         REX2 o16 39 /r               REX2_CMP_RM16_R16 (INTEL8086)
         cmp R:r32/m32, R:r32                         39 /r                        CMP_RM32_R32 (INTEL386)
+        cmp R:r32/m32, R:r32                         REX2 39 /r                   REX2_CMP_RM32_R32 (INTEL386)
         cmp R:r64/m64, R:r64                         REX.W 39 /r                  CMP_RM64_R64 (X64)
+        cmp R:r64/m64, R:r64                         REX2 REX.W 39 /r             REX2_CMP_RM64_R64 (X64)
         cmp R:r8, R:r8/m8                            3A /r                        CMP_R8_RM8 (INTEL8086)
+        cmp R:r8, R:r8/m8                            REX2 3A /r                   REX2_CMP_R8_RM8 (INTEL8086)
         cmp R:r16, R:r16/m16                         o16 3B /r                    CMP_R16_RM16 (INTEL8086)
+        cmp R:r16, R:r16/m16                         REX2 o16 3B /r               REX2_CMP_R16_RM16 (INTEL8086)
         cmp R:r32, R:r32/m32                         3B /r                        CMP_R32_RM32 (INTEL386)
+        cmp R:r32, R:r32/m32                         REX2 3B /r                   REX2_CMP_R32_RM32 (INTEL386)
         cmp R:r64, R:r64/m64                         REX.W 3B /r                  CMP_R64_RM64 (X64)
+        cmp R:r64, R:r64/m64                         REX2 REX.W 3B /r             REX2_CMP_R64_RM64 (X64)
         cmp R:r16/m16, R:simm8                       o16 83 /7 ib                 CMP_RM16_IMM8 (INTEL8086)
+        cmp R:r16/m16, R:simm8                       REX2 o16 83 /7 ib            REX2_CMP_RM16_IMM8 (INTEL8086)
         cmp R:r32/m32, R:simm8                       83 /7 ib                     CMP_RM32_IMM8 (INTEL386)
+        cmp R:r32/m32, R:simm8                       REX2 83 /7 ib                REX2_CMP_RM32_IMM8 (INTEL386)
         cmp R:r64/m64, R:simm8                       REX.W 83 /7 ib               CMP_RM64_IMM8 (X64)
+        cmp R:r64/m64, R:simm8                       REX2 REX.W 83 /7 ib          REX2_CMP_RM64_IMM8 (X64)
         cmp R:al, R:imm8                             3C ib                        CMP_AL_IMM8 (INTEL8086)
         cmp R:ax, R:imm16                            o16 3D iw                    CMP_AX_IMM16 (INTEL8086)
         cmp R:eax, R:imm32                           3D id                        CMP_EAX_IMM32 (INTEL386)
         cmp R:rax, R:simm32                          REX.W 3D id                  CMP_RAX_IMM32 (X64)
         cmp R:r8/m8, R:imm8                          80 /7 ib                     CMP_RM8_IMM8 (INTEL8086)
+        cmp R:r8/m8, R:imm8                          REX2 80 /7 ib                REX2_CMP_RM8_IMM8 (INTEL8086)
         cmp R:r16/m16, R:imm16                       o16 81 /7 iw                 CMP_RM16_IMM16 (INTEL8086)
+        cmp R:r16/m16, R:imm16                       REX2 o16 81 /7 iw            REX2_CMP_RM16_IMM16 (INTEL8086)
         cmp R:r32/m32, R:imm32                       81 /7 id                     CMP_RM32_IMM32 (INTEL386)
+        cmp R:r32/m32, R:imm32                       REX2 81 /7 id                REX2_CMP_RM32_IMM32 (INTEL386)
         cmp R:r64/m64, R:simm32                      REX.W 81 /7 id               CMP_RM64_IMM32 (X64)
+        cmp R:r64/m64, R:simm32                      REX2 REX.W 81 /7 id          REX2_CMP_RM64_IMM32 (X64)
         """
 
     def cmpbexadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
@@ -885,15 +1040,17 @@ class AsmMethods:
         """
 
     def cmppd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """cmppd: 1 form.
+        """cmppd: 2 forms.
 
         cmppd RW:xmm, R:xmm/m128, R:imm8             66 0F C2 /r ib               CMPPD_XMM_XMMM128_IMM8 (SSE2)
+        cmppd RW:xmm, R:xmm/m128, R:imm8             REX2 66 0F C2 /r ib          REX2_CMPPD_XMM_XMMM128_IMM8 (SSE2)
         """
 
     def cmpps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """cmpps: 1 form.
+        """cmpps: 2 forms.
 
         cmpps RW:xmm, R:xmm/m128, R:imm8             0F C2 /r ib                  CMPPS_XMM_XMMM128_IMM8 (SSE)
+        cmpps RW:xmm, R:xmm/m128, R:imm8             REX2 0F C2 /r ib             REX2_CMPPS_XMM_XMMM128_IMM8 (SSE)
         """
 
     def cmppxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
@@ -910,9 +1067,10 @@ class AsmMethods:
         """
 
     def cmpsd(self, *ops: _Operand, rc: int | None = None) -> None:
-        """cmpsd: 2 forms.
+        """cmpsd: 3 forms.
 
         cmpsd RW:xmm, R:xmm/m64, R:imm8              F2 0F C2 /r ib               CMPSD_XMM_XMMM64_IMM8 (SSE2)
+        cmpsd RW:xmm, R:xmm/m64, R:imm8              REX2 F2 0F C2 /r ib          REX2_CMPSD_XMM_XMMM64_IMM8 (SSE2)
         cmpsd R:m32, R:m32                           A7                           CMPSD_M32_M32 (INTEL386)
         """
 
@@ -923,9 +1081,10 @@ class AsmMethods:
         """
 
     def cmpss(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """cmpss: 1 form.
+        """cmpss: 2 forms.
 
         cmpss RW:xmm, R:xmm/m32, R:imm8              F3 0F C2 /r ib               CMPSS_XMM_XMMM32_IMM8 (SSE)
+        cmpss RW:xmm, R:xmm/m32, R:imm8              REX2 F3 0F C2 /r ib          REX2_CMPSS_XMM_XMMM32_IMM8 (SSE)
         """
 
     def cmpsw(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -942,24 +1101,30 @@ class AsmMethods:
         """
 
     def cmpxchg(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """cmpxchg: 4 forms.
+        """cmpxchg: 8 forms.
 
         cmpxchg RCW:r8/m8, R:r8                      0F B0 /r                     CMPXCHG_RM8_R8 (INTEL486)
+        cmpxchg RCW:r8/m8, R:r8                      REX2 0F B0 /r                REX2_CMPXCHG_RM8_R8 (INTEL486)
         cmpxchg RCW:r16/m16, R:r16                   o16 0F B1 /r                 CMPXCHG_RM16_R16 (INTEL486)
+        cmpxchg RCW:r16/m16, R:r16                   REX2 o16 0F B1 /r            REX2_CMPXCHG_RM16_R16 (INTEL486)
         cmpxchg RCW:r32/m32, R:r32                   0F B1 /r                     CMPXCHG_RM32_R32 (INTEL486)
+        cmpxchg RCW:r32/m32, R:r32                   REX2 0F B1 /r                REX2_CMPXCHG_RM32_R32 (INTEL486)
         cmpxchg RCW:r64/m64, R:r64                   REX.W 0F B1 /r               CMPXCHG_RM64_R64 (X64)
+        cmpxchg RCW:r64/m64, R:r64                   REX2 REX.W 0F B1 /r          REX2_CMPXCHG_RM64_R64 (X64)
         """
 
     def cmpxchg16b(self, a: _Mem, *, rc: int | None = None) -> None:
-        """cmpxchg16b: 1 form.
+        """cmpxchg16b: 2 forms.
 
         cmpxchg16b RCW:m128                          REX.W 0F C7 /1               CMPXCHG16B_M128 (CMPXCHG16B)
+        cmpxchg16b RCW:m128                          REX2 REX.W 0F C7 /1          REX2_CMPXCHG16B_M128 (CMPXCHG16B)
         """
 
     def cmpxchg8b(self, a: _Mem, *, rc: int | None = None) -> None:
-        """cmpxchg8b: 1 form.
+        """cmpxchg8b: 2 forms.
 
         cmpxchg8b RCW:m64                            0F C7 /1                     CMPXCHG8B_M64 (CX8)
+        cmpxchg8b RCW:m64                            REX2 0F C7 /1                REX2_CMPXCHG8B_M64 (CX8)
         """
 
     def cmpzxadd(self, a: _Mem, b: _Reg, c: _Reg, *, rc: int | None = None) -> None:
@@ -970,15 +1135,17 @@ class AsmMethods:
         """
 
     def comisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """comisd: 1 form.
+        """comisd: 2 forms.
 
         comisd R:xmm, R:xmm/m64                      66 0F 2F /r                  COMISD_XMM_XMMM64 (SSE2)
+        comisd R:xmm, R:xmm/m64                      REX2 66 0F 2F /r             REX2_COMISD_XMM_XMMM64 (SSE2)
         """
 
     def comiss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """comiss: 1 form.
+        """comiss: 2 forms.
 
         comiss R:xmm, R:xmm/m32                      0F 2F /r                     COMISS_XMM_XMMM32 (SSE)
+        comiss R:xmm, R:xmm/m32                      REX2 0F 2F /r                REX2_COMISS_XMM_XMMM32 (SSE)
         """
 
     def cpuid(self, *, rc: int | None = None) -> None:
@@ -1004,141 +1171,169 @@ class AsmMethods:
         """
 
     def cvtdq2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtdq2pd: 1 form.
+        """cvtdq2pd: 2 forms.
 
         cvtdq2pd W:xmm, R:xmm/m64                    F3 0F E6 /r                  CVTDQ2PD_XMM_XMMM64 (SSE2)
+        cvtdq2pd W:xmm, R:xmm/m64                    REX2 F3 0F E6 /r             REX2_CVTDQ2PD_XMM_XMMM64 (SSE2)
         """
 
     def cvtdq2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtdq2ps: 1 form.
+        """cvtdq2ps: 2 forms.
 
         cvtdq2ps W:xmm, R:xmm/m128                   0F 5B /r                     CVTDQ2PS_XMM_XMMM128 (SSE2)
+        cvtdq2ps W:xmm, R:xmm/m128                   REX2 0F 5B /r                REX2_CVTDQ2PS_XMM_XMMM128 (SSE2)
         """
 
     def cvtpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtpd2dq: 1 form.
+        """cvtpd2dq: 2 forms.
 
         cvtpd2dq W:xmm, R:xmm/m128                   F2 0F E6 /r                  CVTPD2DQ_XMM_XMMM128 (SSE2)
+        cvtpd2dq W:xmm, R:xmm/m128                   REX2 F2 0F E6 /r             REX2_CVTPD2DQ_XMM_XMMM128 (SSE2)
         """
 
     def cvtpd2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtpd2pi: 1 form.
+        """cvtpd2pi: 2 forms.
 
         cvtpd2pi W:mm, R:xmm/m128                    66 0F 2D /r                  CVTPD2PI_MM_XMMM128 (SSE2)
+        cvtpd2pi W:mm, R:xmm/m128                    REX2 66 0F 2D /r             REX2_CVTPD2PI_MM_XMMM128 (SSE2)
         """
 
     def cvtpd2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtpd2ps: 1 form.
+        """cvtpd2ps: 2 forms.
 
         cvtpd2ps W:xmm, R:xmm/m128                   66 0F 5A /r                  CVTPD2PS_XMM_XMMM128 (SSE2)
+        cvtpd2ps W:xmm, R:xmm/m128                   REX2 66 0F 5A /r             REX2_CVTPD2PS_XMM_XMMM128 (SSE2)
         """
 
     def cvtpi2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtpi2pd: 1 form.
+        """cvtpi2pd: 2 forms.
 
         cvtpi2pd W:xmm, R:mm/m64                     66 0F 2A /r                  CVTPI2PD_XMM_MMM64 (SSE2)
+        cvtpi2pd W:xmm, R:mm/m64                     REX2 66 0F 2A /r             REX2_CVTPI2PD_XMM_MMM64 (SSE2)
         """
 
     def cvtpi2ps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtpi2ps: 1 form.
+        """cvtpi2ps: 2 forms.
 
         cvtpi2ps RW:xmm, R:mm/m64                    0F 2A /r                     CVTPI2PS_XMM_MMM64 (SSE)
+        cvtpi2ps RW:xmm, R:mm/m64                    REX2 0F 2A /r                REX2_CVTPI2PS_XMM_MMM64 (SSE)
         """
 
     def cvtps2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtps2dq: 1 form.
+        """cvtps2dq: 2 forms.
 
         cvtps2dq W:xmm, R:xmm/m128                   66 0F 5B /r                  CVTPS2DQ_XMM_XMMM128 (SSE2)
+        cvtps2dq W:xmm, R:xmm/m128                   REX2 66 0F 5B /r             REX2_CVTPS2DQ_XMM_XMMM128 (SSE2)
         """
 
     def cvtps2pd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtps2pd: 1 form.
+        """cvtps2pd: 2 forms.
 
         cvtps2pd W:xmm, R:xmm/m64                    0F 5A /r                     CVTPS2PD_XMM_XMMM64 (SSE2)
+        cvtps2pd W:xmm, R:xmm/m64                    REX2 0F 5A /r                REX2_CVTPS2PD_XMM_XMMM64 (SSE2)
         """
 
     def cvtps2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtps2pi: 1 form.
+        """cvtps2pi: 2 forms.
 
         cvtps2pi W:mm, R:xmm/m64                     0F 2D /r                     CVTPS2PI_MM_XMMM64 (SSE)
+        cvtps2pi W:mm, R:xmm/m64                     REX2 0F 2D /r                REX2_CVTPS2PI_MM_XMMM64 (SSE)
         """
 
     def cvtsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtsd2si: 2 forms.
+        """cvtsd2si: 4 forms.
 
         cvtsd2si W:r32, R:xmm/m64                    F2 0F 2D /r                  CVTSD2SI_R32_XMMM64 (SSE2)
+        cvtsd2si W:r32, R:xmm/m64                    REX2 F2 0F 2D /r             REX2_CVTSD2SI_R32_XMMM64 (SSE2)
         cvtsd2si W:r64, R:xmm/m64                    F2 REX.W 0F 2D /r            CVTSD2SI_R64_XMMM64 (SSE2)
+        cvtsd2si W:r64, R:xmm/m64                    REX2 F2 REX.W 0F 2D /r       REX2_CVTSD2SI_R64_XMMM64 (SSE2)
         """
 
     def cvtsd2ss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtsd2ss: 1 form.
+        """cvtsd2ss: 2 forms.
 
         cvtsd2ss RW:xmm, R:xmm/m64                   F2 0F 5A /r                  CVTSD2SS_XMM_XMMM64 (SSE2)
+        cvtsd2ss RW:xmm, R:xmm/m64                   REX2 F2 0F 5A /r             REX2_CVTSD2SS_XMM_XMMM64 (SSE2)
         """
 
     def cvtsi2sd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtsi2sd: 2 forms.
+        """cvtsi2sd: 4 forms.
 
         cvtsi2sd RW:xmm, R:r32/m32                   F2 0F 2A /r                  CVTSI2SD_XMM_RM32 (SSE2)
+        cvtsi2sd RW:xmm, R:r32/m32                   REX2 F2 0F 2A /r             REX2_CVTSI2SD_XMM_RM32 (SSE2)
         cvtsi2sd RW:xmm, R:r64/m64                   F2 REX.W 0F 2A /r            CVTSI2SD_XMM_RM64 (SSE2)
+        cvtsi2sd RW:xmm, R:r64/m64                   REX2 F2 REX.W 0F 2A /r       REX2_CVTSI2SD_XMM_RM64 (SSE2)
         """
 
     def cvtsi2ss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtsi2ss: 2 forms.
+        """cvtsi2ss: 4 forms.
 
         cvtsi2ss RW:xmm, R:r32/m32                   F3 0F 2A /r                  CVTSI2SS_XMM_RM32 (SSE)
+        cvtsi2ss RW:xmm, R:r32/m32                   REX2 F3 0F 2A /r             REX2_CVTSI2SS_XMM_RM32 (SSE)
         cvtsi2ss RW:xmm, R:r64/m64                   F3 REX.W 0F 2A /r            CVTSI2SS_XMM_RM64 (SSE)
+        cvtsi2ss RW:xmm, R:r64/m64                   REX2 F3 REX.W 0F 2A /r       REX2_CVTSI2SS_XMM_RM64 (SSE)
         """
 
     def cvtss2sd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtss2sd: 1 form.
+        """cvtss2sd: 2 forms.
 
         cvtss2sd RW:xmm, R:xmm/m32                   F3 0F 5A /r                  CVTSS2SD_XMM_XMMM32 (SSE2)
+        cvtss2sd RW:xmm, R:xmm/m32                   REX2 F3 0F 5A /r             REX2_CVTSS2SD_XMM_XMMM32 (SSE2)
         """
 
     def cvtss2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvtss2si: 2 forms.
+        """cvtss2si: 4 forms.
 
         cvtss2si W:r32, R:xmm/m32                    F3 0F 2D /r                  CVTSS2SI_R32_XMMM32 (SSE)
+        cvtss2si W:r32, R:xmm/m32                    REX2 F3 0F 2D /r             REX2_CVTSS2SI_R32_XMMM32 (SSE)
         cvtss2si W:r64, R:xmm/m32                    F3 REX.W 0F 2D /r            CVTSS2SI_R64_XMMM32 (SSE)
+        cvtss2si W:r64, R:xmm/m32                    REX2 F3 REX.W 0F 2D /r       REX2_CVTSS2SI_R64_XMMM32 (SSE)
         """
 
     def cvttpd2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvttpd2dq: 1 form.
+        """cvttpd2dq: 2 forms.
 
         cvttpd2dq W:xmm, R:xmm/m128                  66 0F E6 /r                  CVTTPD2DQ_XMM_XMMM128 (SSE2)
+        cvttpd2dq W:xmm, R:xmm/m128                  REX2 66 0F E6 /r             REX2_CVTTPD2DQ_XMM_XMMM128 (SSE2)
         """
 
     def cvttpd2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvttpd2pi: 1 form.
+        """cvttpd2pi: 2 forms.
 
         cvttpd2pi W:mm, R:xmm/m128                   66 0F 2C /r                  CVTTPD2PI_MM_XMMM128 (SSE2)
+        cvttpd2pi W:mm, R:xmm/m128                   REX2 66 0F 2C /r             REX2_CVTTPD2PI_MM_XMMM128 (SSE2)
         """
 
     def cvttps2dq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvttps2dq: 1 form.
+        """cvttps2dq: 2 forms.
 
         cvttps2dq W:xmm, R:xmm/m128                  F3 0F 5B /r                  CVTTPS2DQ_XMM_XMMM128 (SSE2)
+        cvttps2dq W:xmm, R:xmm/m128                  REX2 F3 0F 5B /r             REX2_CVTTPS2DQ_XMM_XMMM128 (SSE2)
         """
 
     def cvttps2pi(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvttps2pi: 1 form.
+        """cvttps2pi: 2 forms.
 
         cvttps2pi W:mm, R:xmm/m64                    0F 2C /r                     CVTTPS2PI_MM_XMMM64 (SSE)
+        cvttps2pi W:mm, R:xmm/m64                    REX2 0F 2C /r                REX2_CVTTPS2PI_MM_XMMM64 (SSE)
         """
 
     def cvttsd2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvttsd2si: 2 forms.
+        """cvttsd2si: 4 forms.
 
         cvttsd2si W:r32, R:xmm/m64                   F2 0F 2C /r                  CVTTSD2SI_R32_XMMM64 (SSE2)
+        cvttsd2si W:r32, R:xmm/m64                   REX2 F2 0F 2C /r             REX2_CVTTSD2SI_R32_XMMM64 (SSE2)
         cvttsd2si W:r64, R:xmm/m64                   F2 REX.W 0F 2C /r            CVTTSD2SI_R64_XMMM64 (SSE2)
+        cvttsd2si W:r64, R:xmm/m64                   REX2 F2 REX.W 0F 2C /r       REX2_CVTTSD2SI_R64_XMMM64 (SSE2)
         """
 
     def cvttss2si(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """cvttss2si: 2 forms.
+        """cvttss2si: 4 forms.
 
         cvttss2si W:r32, R:xmm/m32                   F3 0F 2C /r                  CVTTSS2SI_R32_XMMM32 (SSE)
+        cvttss2si W:r32, R:xmm/m32                   REX2 F3 0F 2C /r             REX2_CVTTSS2SI_R32_XMMM32 (SSE)
         cvttss2si W:r64, R:xmm/m32                   F3 REX.W 0F 2C /r            CVTTSS2SI_R64_XMMM32 (SSE)
+        cvttss2si W:r64, R:xmm/m32                   REX2 F3 REX.W 0F 2C /r       REX2_CVTTSS2SI_R64_XMMM32 (SSE)
         """
 
     def cwd(self, *, rc: int | None = None) -> None:
@@ -1154,45 +1349,57 @@ class AsmMethods:
         """
 
     def dec(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """dec: 4 forms.
+        """dec: 8 forms.
 
         dec RW:r8/m8                                 FE /1                        DEC_RM8 (INTEL8086)
+        dec RW:r8/m8                                 REX2 FE /1                   REX2_DEC_RM8 (INTEL8086)
         dec RW:r16/m16                               o16 FF /1                    DEC_RM16 (INTEL8086)
+        dec RW:r16/m16                               REX2 o16 FF /1               REX2_DEC_RM16 (INTEL8086)
         dec RW:r32/m32                               FF /1                        DEC_RM32 (INTEL386)
+        dec RW:r32/m32                               REX2 FF /1                   REX2_DEC_RM32 (INTEL386)
         dec RW:r64/m64                               REX.W FF /1                  DEC_RM64 (X64)
+        dec RW:r64/m64                               REX2 REX.W FF /1             REX2_DEC_RM64 (X64)
         """
 
     def div(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """div: 4 forms.
+        """div: 8 forms.
 
         div R:r8/m8                                  F6 /6                        DIV_RM8 (INTEL8086)
+        div R:r8/m8                                  REX2 F6 /6                   REX2_DIV_RM8 (INTEL8086)
         div R:r16/m16                                o16 F7 /6                    DIV_RM16 (INTEL8086)
+        div R:r16/m16                                REX2 o16 F7 /6               REX2_DIV_RM16 (INTEL8086)
         div R:r32/m32                                F7 /6                        DIV_RM32 (INTEL386)
+        div R:r32/m32                                REX2 F7 /6                   REX2_DIV_RM32 (INTEL386)
         div R:r64/m64                                REX.W F7 /6                  DIV_RM64 (X64)
+        div R:r64/m64                                REX2 REX.W F7 /6             REX2_DIV_RM64 (X64)
         """
 
     def divpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """divpd: 1 form.
+        """divpd: 2 forms.
 
         divpd RW:xmm, R:xmm/m128                     66 0F 5E /r                  DIVPD_XMM_XMMM128 (SSE2)
+        divpd RW:xmm, R:xmm/m128                     REX2 66 0F 5E /r             REX2_DIVPD_XMM_XMMM128 (SSE2)
         """
 
     def divps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """divps: 1 form.
+        """divps: 2 forms.
 
         divps RW:xmm, R:xmm/m128                     0F 5E /r                     DIVPS_XMM_XMMM128 (SSE)
+        divps RW:xmm, R:xmm/m128                     REX2 0F 5E /r                REX2_DIVPS_XMM_XMMM128 (SSE)
         """
 
     def divsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """divsd: 1 form.
+        """divsd: 2 forms.
 
         divsd RW:xmm, R:xmm/m64                      F2 0F 5E /r                  DIVSD_XMM_XMMM64 (SSE2)
+        divsd RW:xmm, R:xmm/m64                      REX2 F2 0F 5E /r             REX2_DIVSD_XMM_XMMM64 (SSE2)
         """
 
     def divss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """divss: 1 form.
+        """divss: 2 forms.
 
         divss RW:xmm, R:xmm/m32                      F3 0F 5E /r                  DIVSS_XMM_XMMM32 (SSE)
+        divss RW:xmm, R:xmm/m32                      REX2 F3 0F 5E /r             REX2_DIVSS_XMM_XMMM32 (SSE)
         """
 
     def dppd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -1320,11 +1527,13 @@ class AsmMethods:
         """
 
     def fadd(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fadd: 4 forms.
+        """fadd: 6 forms.
 
         fadd R:m32                                   D8 /0                        FADD_M32FP (FPU)
+        fadd R:m32                                   REX2 D8 /0                   REX2_FADD_M32FP (FPU)
         fadd RW:st0, R:st                            D8 C0+i                      FADD_ST0_STI (FPU)
         fadd R:m64                                   DC /0                        FADD_M64FP (FPU)
+        fadd R:m64                                   REX2 DC /0                   REX2_FADD_M64FP (FPU)
         fadd RW:st, R:st0                            DC C0+i                      FADD_STI_ST0 (FPU)
         """
 
@@ -1335,15 +1544,17 @@ class AsmMethods:
         """
 
     def fbld(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fbld: 1 form.
+        """fbld: 2 forms.
 
         fbld R:m80                                   DF /4                        FBLD_M80BCD (FPU)
+        fbld R:m80                                   REX2 DF /4                   REX2_FBLD_M80BCD (FPU)
         """
 
     def fbstp(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fbstp: 1 form.
+        """fbstp: 2 forms.
 
         fbstp W:m80                                  DF /6                        FBSTP_M80BCD (FPU)
+        fbstp W:m80                                  REX2 DF /6                   REX2_FBSTP_M80BCD (FPU)
         """
 
     def fchs(self, *, rc: int | None = None) -> None:
@@ -1407,12 +1618,14 @@ class AsmMethods:
         """
 
     def fcom(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fcom: 4 forms.
+        """fcom: 6 forms.
 
         fcom R:m32                                   D8 /2                        FCOM_M32FP (FPU)
+        fcom R:m32                                   REX2 D8 /2                   REX2_FCOM_M32FP (FPU)
         fcom R:st0, R:st                             D8 D0+i                      FCOM_ST0_STI (FPU)
         fcom R:st0, R:st                             DC D0+i                      FCOM_ST0_STI_DCD0 (FPU)
         fcom R:m64                                   DC /2                        FCOM_M64FP (FPU)
+        fcom R:m64                                   REX2 DC /2                   REX2_FCOM_M64FP (FPU)
         """
 
     def fcomi(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
@@ -1428,13 +1641,15 @@ class AsmMethods:
         """
 
     def fcomp(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fcomp: 5 forms.
+        """fcomp: 7 forms.
 
         fcomp R:m32                                  D8 /3                        FCOMP_M32FP (FPU)
+        fcomp R:m32                                  REX2 D8 /3                   REX2_FCOMP_M32FP (FPU)
         fcomp R:st0, R:st                            D8 D8+i                      FCOMP_ST0_STI (FPU)
         fcomp R:st0, R:st                            DC D8+i                      FCOMP_ST0_STI_DCD8 (FPU)
         fcomp R:st0, R:st                            DE D0+i                      FCOMP_ST0_STI_DED0 (FPU)
         fcomp R:m64                                  DC /3                        FCOMP_M64FP (FPU)
+        fcomp R:m64                                  REX2 DC /3                   REX2_FCOMP_M64FP (FPU)
         """
 
     def fcompp(self, *, rc: int | None = None) -> None:
@@ -1462,11 +1677,13 @@ class AsmMethods:
         """
 
     def fdiv(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fdiv: 4 forms.
+        """fdiv: 6 forms.
 
         fdiv R:m32                                   D8 /6                        FDIV_M32FP (FPU)
+        fdiv R:m32                                   REX2 D8 /6                   REX2_FDIV_M32FP (FPU)
         fdiv RW:st0, R:st                            D8 F0+i                      FDIV_ST0_STI (FPU)
         fdiv R:m64                                   DC /6                        FDIV_M64FP (FPU)
+        fdiv R:m64                                   REX2 DC /6                   REX2_FDIV_M64FP (FPU)
         fdiv RW:st, R:st0                            DC F8+i                      FDIV_STI_ST0 (FPU)
         """
 
@@ -1477,11 +1694,13 @@ class AsmMethods:
         """
 
     def fdivr(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fdivr: 4 forms.
+        """fdivr: 6 forms.
 
         fdivr R:m32                                  D8 /7                        FDIVR_M32FP (FPU)
+        fdivr R:m32                                  REX2 D8 /7                   REX2_FDIVR_M32FP (FPU)
         fdivr RW:st0, R:st                           D8 F8+i                      FDIVR_ST0_STI (FPU)
         fdivr R:m64                                  DC /7                        FDIVR_M64FP (FPU)
+        fdivr R:m64                                  REX2 DC /7                   REX2_FDIVR_M64FP (FPU)
         fdivr RW:st, R:st0                           DC F0+i                      FDIVR_STI_ST0 (FPU)
         """
 
@@ -1516,53 +1735,68 @@ class AsmMethods:
         """
 
     def fiadd(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fiadd: 2 forms.
+        """fiadd: 4 forms.
 
         fiadd R:m32                                  DA /0                        FIADD_M32INT (FPU)
+        fiadd R:m32                                  REX2 DA /0                   REX2_FIADD_M32INT (FPU)
         fiadd R:m16                                  DE /0                        FIADD_M16INT (FPU)
+        fiadd R:m16                                  REX2 DE /0                   REX2_FIADD_M16INT (FPU)
         """
 
     def ficom(self, a: _Mem, *, rc: int | None = None) -> None:
-        """ficom: 2 forms.
+        """ficom: 4 forms.
 
         ficom R:m32                                  DA /2                        FICOM_M32INT (FPU)
+        ficom R:m32                                  REX2 DA /2                   REX2_FICOM_M32INT (FPU)
         ficom R:m16                                  DE /2                        FICOM_M16INT (FPU)
+        ficom R:m16                                  REX2 DE /2                   REX2_FICOM_M16INT (FPU)
         """
 
     def ficomp(self, a: _Mem, *, rc: int | None = None) -> None:
-        """ficomp: 2 forms.
+        """ficomp: 4 forms.
 
         ficomp R:m32                                 DA /3                        FICOMP_M32INT (FPU)
+        ficomp R:m32                                 REX2 DA /3                   REX2_FICOMP_M32INT (FPU)
         ficomp R:m16                                 DE /3                        FICOMP_M16INT (FPU)
+        ficomp R:m16                                 REX2 DE /3                   REX2_FICOMP_M16INT (FPU)
         """
 
     def fidiv(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fidiv: 2 forms.
+        """fidiv: 4 forms.
 
         fidiv R:m32                                  DA /6                        FIDIV_M32INT (FPU)
+        fidiv R:m32                                  REX2 DA /6                   REX2_FIDIV_M32INT (FPU)
         fidiv R:m16                                  DE /6                        FIDIV_M16INT (FPU)
+        fidiv R:m16                                  REX2 DE /6                   REX2_FIDIV_M16INT (FPU)
         """
 
     def fidivr(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fidivr: 2 forms.
+        """fidivr: 4 forms.
 
         fidivr R:m32                                 DA /7                        FIDIVR_M32INT (FPU)
+        fidivr R:m32                                 REX2 DA /7                   REX2_FIDIVR_M32INT (FPU)
         fidivr R:m16                                 DE /7                        FIDIVR_M16INT (FPU)
+        fidivr R:m16                                 REX2 DE /7                   REX2_FIDIVR_M16INT (FPU)
         """
 
     def fild(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fild: 3 forms.
+        """fild: 6 forms.
 
         fild R:m32                                   DB /0                        FILD_M32INT (FPU)
+        fild R:m32                                   REX2 DB /0                   REX2_FILD_M32INT (FPU)
         fild R:m16                                   DF /0                        FILD_M16INT (FPU)
+        fild R:m16                                   REX2 DF /0                   REX2_FILD_M16INT (FPU)
         fild R:m64                                   DF /5                        FILD_M64INT (FPU)
+        fild R:m64                                   REX2 DF /5                   REX2_FILD_M64INT (FPU)
         """
 
     def fimul(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fimul: 2 forms.
+        """fimul: 4 forms.
 
         fimul R:m32                                  DA /1                        FIMUL_M32INT (FPU)
+        fimul R:m32                                  REX2 DA /1                   REX2_FIMUL_M32INT (FPU)
         fimul R:m16                                  DE /1                        FIMUL_M16INT (FPU)
+        fimul R:m16                                  REX2 DE /1                   REX2_FIMUL_M16INT (FPU)
         """
 
     def fincstp(self, *, rc: int | None = None) -> None:
@@ -1578,49 +1812,64 @@ class AsmMethods:
         """
 
     def fist(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fist: 2 forms.
+        """fist: 4 forms.
 
         fist W:m32                                   DB /2                        FIST_M32INT (FPU)
+        fist W:m32                                   REX2 DB /2                   REX2_FIST_M32INT (FPU)
         fist W:m16                                   DF /2                        FIST_M16INT (FPU)
+        fist W:m16                                   REX2 DF /2                   REX2_FIST_M16INT (FPU)
         """
 
     def fistp(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fistp: 3 forms.
+        """fistp: 6 forms.
 
         fistp W:m32                                  DB /3                        FISTP_M32INT (FPU)
+        fistp W:m32                                  REX2 DB /3                   REX2_FISTP_M32INT (FPU)
         fistp W:m16                                  DF /3                        FISTP_M16INT (FPU)
+        fistp W:m16                                  REX2 DF /3                   REX2_FISTP_M16INT (FPU)
         fistp W:m64                                  DF /7                        FISTP_M64INT (FPU)
+        fistp W:m64                                  REX2 DF /7                   REX2_FISTP_M64INT (FPU)
         """
 
     def fisttp(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fisttp: 3 forms.
+        """fisttp: 6 forms.
 
         fisttp W:m32                                 DB /1                        FISTTP_M32INT (FPU+SSE3)
+        fisttp W:m32                                 REX2 DB /1                   REX2_FISTTP_M32INT (FPU+SSE3)
         fisttp W:m64                                 DD /1                        FISTTP_M64INT (FPU+SSE3)
+        fisttp W:m64                                 REX2 DD /1                   REX2_FISTTP_M64INT (FPU+SSE3)
         fisttp W:m16                                 DF /1                        FISTTP_M16INT (FPU+SSE3)
+        fisttp W:m16                                 REX2 DF /1                   REX2_FISTTP_M16INT (FPU+SSE3)
         """
 
     def fisub(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fisub: 2 forms.
+        """fisub: 4 forms.
 
         fisub R:m32                                  DA /4                        FISUB_M32INT (FPU)
+        fisub R:m32                                  REX2 DA /4                   REX2_FISUB_M32INT (FPU)
         fisub R:m16                                  DE /4                        FISUB_M16INT (FPU)
+        fisub R:m16                                  REX2 DE /4                   REX2_FISUB_M16INT (FPU)
         """
 
     def fisubr(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fisubr: 2 forms.
+        """fisubr: 4 forms.
 
         fisubr R:m32                                 DA /5                        FISUBR_M32INT (FPU)
+        fisubr R:m32                                 REX2 DA /5                   REX2_FISUBR_M32INT (FPU)
         fisubr R:m16                                 DE /5                        FISUBR_M16INT (FPU)
+        fisubr R:m16                                 REX2 DE /5                   REX2_FISUBR_M16INT (FPU)
         """
 
     def fld(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """fld: 4 forms.
+        """fld: 7 forms.
 
         fld R:m32                                    D9 /0                        FLD_M32FP (FPU)
+        fld R:m32                                    REX2 D9 /0                   REX2_FLD_M32FP (FPU)
         fld R:st                                     D9 C0+i                      FLD_STI (FPU)
         fld R:m80                                    DB /5                        FLD_M80FP (FPU)
+        fld R:m80                                    REX2 DB /5                   REX2_FLD_M80FP (FPU)
         fld R:m64                                    DD /0                        FLD_M64FP (FPU)
+        fld R:m64                                    REX2 DD /0                   REX2_FLD_M64FP (FPU)
         """
 
     def fld1(self, *, rc: int | None = None) -> None:
@@ -1630,9 +1879,10 @@ class AsmMethods:
         """
 
     def fldcw(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fldcw: 1 form.
+        """fldcw: 2 forms.
 
         fldcw R:m16                                  D9 /5                        FLDCW_M2BYTE (FPU)
+        fldcw R:m16                                  REX2 D9 /5                   REX2_FLDCW_M2BYTE (FPU)
         """
 
     def fldenv(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -1679,11 +1929,13 @@ class AsmMethods:
         """
 
     def fmul(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fmul: 4 forms.
+        """fmul: 6 forms.
 
         fmul R:m32                                   D8 /1                        FMUL_M32FP (FPU)
+        fmul R:m32                                   REX2 D8 /1                   REX2_FMUL_M32FP (FPU)
         fmul RW:st0, R:st                            D8 C8+i                      FMUL_ST0_STI (FPU)
         fmul R:m64                                   DC /1                        FMUL_M64FP (FPU)
+        fmul R:m64                                   REX2 DC /1                   REX2_FMUL_M64FP (FPU)
         fmul RW:st, R:st0                            DC C8+i                      FMUL_STI_ST0 (FPU)
         """
 
@@ -1737,9 +1989,10 @@ class AsmMethods:
         """
 
     def fnstcw(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fnstcw: 1 form.
+        """fnstcw: 2 forms.
 
         fnstcw W:m16                                 D9 /7                        FNSTCW_M2BYTE (FPU)
+        fnstcw W:m16                                 REX2 D9 /7                   REX2_FNSTCW_M2BYTE (FPU)
         """
 
     def fnstenv(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -1750,9 +2003,10 @@ class AsmMethods:
         """
 
     def fnstsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """fnstsw: 2 forms.
+        """fnstsw: 3 forms.
 
         fnstsw W:m16                                 DD /7                        FNSTSW_M2BYTE (FPU)
+        fnstsw W:m16                                 REX2 DD /7                   REX2_FNSTSW_M2BYTE (FPU)
         fnstsw W:ax                                  DF E0                        FNSTSW_AX (FPU287)
         """
 
@@ -1831,10 +2085,12 @@ class AsmMethods:
         """
 
     def fst(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """fst: 3 forms.
+        """fst: 5 forms.
 
         fst W:m32                                    D9 /2                        FST_M32FP (FPU)
+        fst W:m32                                    REX2 D9 /2                   REX2_FST_M32FP (FPU)
         fst W:m64                                    DD /2                        FST_M64FP (FPU)
+        fst W:m64                                    REX2 DD /2                   REX2_FST_M64FP (FPU)
         fst W:st                                     DD D0+i                      FST_STI (FPU)
         """
 
@@ -1852,11 +2108,14 @@ class AsmMethods:
         """
 
     def fstp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """fstp: 6 forms.
+        """fstp: 9 forms.
 
         fstp W:m32                                   D9 /3                        FSTP_M32FP (FPU)
+        fstp W:m32                                   REX2 D9 /3                   REX2_FSTP_M32FP (FPU)
         fstp W:m80                                   DB /7                        FSTP_M80FP (FPU)
+        fstp W:m80                                   REX2 DB /7                   REX2_FSTP_M80FP (FPU)
         fstp W:m64                                   DD /3                        FSTP_M64FP (FPU)
+        fstp W:m64                                   REX2 DD /3                   REX2_FSTP_M64FP (FPU)
         fstp W:st                                    DD D8+i                      FSTP_STI (FPU)
         fstp W:st                                    DF D0+i                      FSTP_STI_DFD0 (FPU)
         fstp W:st                                    DF D8+i                      FSTP_STI_DFD8 (FPU)
@@ -1876,11 +2135,13 @@ class AsmMethods:
         """
 
     def fsub(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fsub: 4 forms.
+        """fsub: 6 forms.
 
         fsub R:m32                                   D8 /4                        FSUB_M32FP (FPU)
+        fsub R:m32                                   REX2 D8 /4                   REX2_FSUB_M32FP (FPU)
         fsub RW:st0, R:st                            D8 E0+i                      FSUB_ST0_STI (FPU)
         fsub R:m64                                   DC /4                        FSUB_M64FP (FPU)
+        fsub R:m64                                   REX2 DC /4                   REX2_FSUB_M64FP (FPU)
         fsub RW:st, R:st0                            DC E8+i                      FSUB_STI_ST0 (FPU)
         """
 
@@ -1891,11 +2152,13 @@ class AsmMethods:
         """
 
     def fsubr(self, *ops: _Operand, rc: int | None = None) -> None:
-        """fsubr: 4 forms.
+        """fsubr: 6 forms.
 
         fsubr R:m32                                  D8 /5                        FSUBR_M32FP (FPU)
+        fsubr R:m32                                  REX2 D8 /5                   REX2_FSUBR_M32FP (FPU)
         fsubr RW:st0, R:st                           D8 E8+i                      FSUBR_ST0_STI (FPU)
         fsubr R:m64                                  DC /5                        FSUBR_M64FP (FPU)
+        fsubr R:m64                                  REX2 DC /5                   REX2_FSUBR_M64FP (FPU)
         fsubr RW:st, R:st0                           DC E0+i                      FSUBR_STI_ST0 (FPU)
         """
 
@@ -1956,27 +2219,31 @@ class AsmMethods:
         """
 
     def fxrstor(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fxrstor: 1 form.
+        """fxrstor: 2 forms.
 
         fxrstor R:m512byte                           0F AE /1                     FXRSTOR_M512BYTE (FXSR)
+        fxrstor R:m512byte                           REX2 0F AE /1                REX2_FXRSTOR_M512BYTE (FXSR)
         """
 
     def fxrstor64(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fxrstor64: 1 form.
+        """fxrstor64: 2 forms.
 
         fxrstor64 R:m512byte                         REX.W 0F AE /1               FXRSTOR64_M512BYTE (FXSR)
+        fxrstor64 R:m512byte                         REX2 REX.W 0F AE /1          REX2_FXRSTOR64_M512BYTE (FXSR)
         """
 
     def fxsave(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fxsave: 1 form.
+        """fxsave: 2 forms.
 
         fxsave W:m512byte                            0F AE /0                     FXSAVE_M512BYTE (FXSR)
+        fxsave W:m512byte                            REX2 0F AE /0                REX2_FXSAVE_M512BYTE (FXSR)
         """
 
     def fxsave64(self, a: _Mem, *, rc: int | None = None) -> None:
-        """fxsave64: 1 form.
+        """fxsave64: 2 forms.
 
         fxsave64 W:m512byte                          REX.W 0F AE /0               FXSAVE64_M512BYTE (FXSR)
+        fxsave64 W:m512byte                          REX2 REX.W 0F AE /0          REX2_FXSAVE64_M512BYTE (FXSR)
         """
 
     def fxtract(self, *, rc: int | None = None) -> None:
@@ -2028,15 +2295,17 @@ class AsmMethods:
         """
 
     def haddpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """haddpd: 1 form.
+        """haddpd: 2 forms.
 
         haddpd RW:xmm, R:xmm/m128                    66 0F 7C /r                  HADDPD_XMM_XMMM128 (SSE3)
+        haddpd RW:xmm, R:xmm/m128                    REX2 66 0F 7C /r             REX2_HADDPD_XMM_XMMM128 (SSE3)
         """
 
     def haddps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """haddps: 1 form.
+        """haddps: 2 forms.
 
         haddps RW:xmm, R:xmm/m128                    F2 0F 7C /r                  HADDPS_XMM_XMMM128 (SSE3)
+        haddps RW:xmm, R:xmm/m128                    REX2 F2 0F 7C /r             REX2_HADDPS_XMM_XMMM128 (SSE3)
         """
 
     def hlt(self, *, rc: int | None = None) -> None:
@@ -2052,42 +2321,61 @@ class AsmMethods:
         """
 
     def hsubpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """hsubpd: 1 form.
+        """hsubpd: 2 forms.
 
         hsubpd RW:xmm, R:xmm/m128                    66 0F 7D /r                  HSUBPD_XMM_XMMM128 (SSE3)
+        hsubpd RW:xmm, R:xmm/m128                    REX2 66 0F 7D /r             REX2_HSUBPD_XMM_XMMM128 (SSE3)
         """
 
     def hsubps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """hsubps: 1 form.
+        """hsubps: 2 forms.
 
         hsubps RW:xmm, R:xmm/m128                    F2 0F 7D /r                  HSUBPS_XMM_XMMM128 (SSE3)
+        hsubps RW:xmm, R:xmm/m128                    REX2 F2 0F 7D /r             REX2_HSUBPS_XMM_XMMM128 (SSE3)
         """
 
     def idiv(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """idiv: 4 forms.
+        """idiv: 8 forms.
 
         idiv R:r8/m8                                 F6 /7                        IDIV_RM8 (INTEL8086)
+        idiv R:r8/m8                                 REX2 F6 /7                   REX2_IDIV_RM8 (INTEL8086)
         idiv R:r16/m16                               o16 F7 /7                    IDIV_RM16 (INTEL8086)
+        idiv R:r16/m16                               REX2 o16 F7 /7               REX2_IDIV_RM16 (INTEL8086)
         idiv R:r32/m32                               F7 /7                        IDIV_RM32 (INTEL386)
+        idiv R:r32/m32                               REX2 F7 /7                   REX2_IDIV_RM32 (INTEL386)
         idiv R:r64/m64                               REX.W F7 /7                  IDIV_RM64 (X64)
+        idiv R:r64/m64                               REX2 REX.W F7 /7             REX2_IDIV_RM64 (X64)
         """
 
     def imul(self, *ops: _Operand, rc: int | None = None) -> None:
-        """imul: 13 forms.
+        """imul: 26 forms.
 
         imul RW:r16, R:r16/m16                       o16 0F AF /r                 IMUL_R16_RM16 (INTEL386)
+        imul RW:r16, R:r16/m16                       REX2 o16 0F AF /r            REX2_IMUL_R16_RM16 (INTEL386)
         imul RW:r32, R:r32/m32                       0F AF /r                     IMUL_R32_RM32 (INTEL386)
+        imul RW:r32, R:r32/m32                       REX2 0F AF /r                REX2_IMUL_R32_RM32 (INTEL386)
         imul RW:r64, R:r64/m64                       REX.W 0F AF /r               IMUL_R64_RM64 (X64)
+        imul RW:r64, R:r64/m64                       REX2 REX.W 0F AF /r          REX2_IMUL_R64_RM64 (X64)
         imul W:r16, R:r16/m16, R:simm8               o16 6B /r ib                 IMUL_R16_RM16_IMM8 (INTEL186)
+        imul W:r16, R:r16/m16, R:simm8               REX2 o16 6B /r ib            REX2_IMUL_R16_RM16_IMM8 (INTEL186)
         imul W:r32, R:r32/m32, R:simm8               6B /r ib                     IMUL_R32_RM32_IMM8 (INTEL386)
+        imul W:r32, R:r32/m32, R:simm8               REX2 6B /r ib                REX2_IMUL_R32_RM32_IMM8 (INTEL386)
         imul W:r64, R:r64/m64, R:simm8               REX.W 6B /r ib               IMUL_R64_RM64_IMM8 (X64)
+        imul W:r64, R:r64/m64, R:simm8               REX2 REX.W 6B /r ib          REX2_IMUL_R64_RM64_IMM8 (X64)
         imul W:r16, R:r16/m16, R:imm16               o16 69 /r iw                 IMUL_R16_RM16_IMM16 (INTEL186)
+        imul W:r16, R:r16/m16, R:imm16               REX2 o16 69 /r iw            REX2_IMUL_R16_RM16_IMM16 (INTEL186)
         imul W:r32, R:r32/m32, R:imm32               69 /r id                     IMUL_R32_RM32_IMM32 (INTEL386)
+        imul W:r32, R:r32/m32, R:imm32               REX2 69 /r id                REX2_IMUL_R32_RM32_IMM32 (INTEL386)
         imul W:r64, R:r64/m64, R:simm32              REX.W 69 /r id               IMUL_R64_RM64_IMM32 (X64)
+        imul W:r64, R:r64/m64, R:simm32              REX2 REX.W 69 /r id          REX2_IMUL_R64_RM64_IMM32 (X64)
         imul R:r8/m8                                 F6 /5                        IMUL_RM8 (INTEL8086)
+        imul R:r8/m8                                 REX2 F6 /5                   REX2_IMUL_RM8 (INTEL8086)
         imul R:r16/m16                               o16 F7 /5                    IMUL_RM16 (INTEL8086)
+        imul R:r16/m16                               REX2 o16 F7 /5               REX2_IMUL_RM16 (INTEL8086)
         imul R:r32/m32                               F7 /5                        IMUL_RM32 (INTEL386)
+        imul R:r32/m32                               REX2 F7 /5                   REX2_IMUL_RM32 (INTEL386)
         imul R:r64/m64                               REX.W F7 /5                  IMUL_RM64 (X64)
+        imul R:r64/m64                               REX2 REX.W F7 /5             REX2_IMUL_RM64 (X64)
         """
 
     def in_(self, a: _Reg, b: _Reg | _Imm, *, rc: int | None = None) -> None:
@@ -2102,24 +2390,30 @@ class AsmMethods:
         """
 
     def inc(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """inc: 4 forms.
+        """inc: 8 forms.
 
         inc RW:r8/m8                                 FE /0                        INC_RM8 (INTEL8086)
+        inc RW:r8/m8                                 REX2 FE /0                   REX2_INC_RM8 (INTEL8086)
         inc RW:r16/m16                               o16 FF /0                    INC_RM16 (INTEL8086)
+        inc RW:r16/m16                               REX2 o16 FF /0               REX2_INC_RM16 (INTEL8086)
         inc RW:r32/m32                               FF /0                        INC_RM32 (INTEL386)
+        inc RW:r32/m32                               REX2 FF /0                   REX2_INC_RM32 (INTEL386)
         inc RW:r64/m64                               REX.W FF /0                  INC_RM64 (X64)
+        inc RW:r64/m64                               REX2 REX.W FF /0             REX2_INC_RM64 (X64)
         """
 
     def incsspd(self, a: _Reg, *, rc: int | None = None) -> None:
-        """incsspd: 1 form.
+        """incsspd: 2 forms.
 
         incsspd R:r32                                F3 0F AE /5                  INCSSPD_R32 (CET_SS)
+        incsspd R:r32                                REX2 F3 0F AE /5             REX2_INCSSPD_R32 (CET_SS)
         """
 
     def incsspq(self, a: _Reg, *, rc: int | None = None) -> None:
-        """incsspq: 1 form.
+        """incsspq: 2 forms.
 
         incsspq R:r64                                F3 REX.W 0F AE /5            INCSSPQ_R64 (CET_SS)
+        incsspq R:r64                                REX2 F3 REX.W 0F AE /5       REX2_INCSSPQ_R64 (CET_SS)
         """
 
     def insb(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -2184,9 +2478,10 @@ class AsmMethods:
         """
 
     def invlpg(self, a: _Mem, *, rc: int | None = None) -> None:
-        """invlpg: 1 form.
+        """invlpg: 2 forms.
 
         invlpg N:m                                   0F 01 /7                     INVLPG_M (INTEL486)
+        invlpg N:m                                   REX2 0F 01 /7                REX2_INVLPG_M (INTEL486)
         """
 
     def invlpga(self, *, rc: int | None = None) -> None:
@@ -2322,13 +2617,14 @@ class AsmMethods:
         """
 
     def jmp(self, *ops: _Target | _Reg | _Mem, rel32: bool = False) -> None:
-        """jmp: 9 forms.
+        """jmp: 10 forms.
 
         jmp R:rel8                                   EB cb                        JMP_REL8_64 (X64)
         jmp R:rel32                                  E9 cd                        JMP_REL32_64 (X64)
         jmp R:rel8                                   o16 EB cb                    JMP_REL8_16 (INTEL8086)
         jmp R:rel16                                  o16 E9 cw                    JMP_REL16 (INTEL8086)
         jmp R:r64/m64                                FF /4                        JMP_RM64 (X64)
+        jmp R:r64/m64                                REX2 FF /4                   REX2_JMP_RM64 (X64)
         jmp R:r16/m16                                o16 FF /4                    JMP_RM16 (INTEL8086)
         jmp R:m16:16                                 o16 FF /5                    JMP_M1616 (INTEL8086)
         jmp R:m16:32                                 FF /5                        JMP_M1632 (INTEL386)
@@ -2730,23 +3026,28 @@ class AsmMethods:
         """
 
     def lar(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """lar: 3 forms.
+        """lar: 6 forms.
 
         lar CW:r16, R:r16/m16                        o16 0F 02 /r                 LAR_R16_RM16 (INTEL286)
+        lar CW:r16, R:r16/m16                        REX2 o16 0F 02 /r            REX2_LAR_R16_RM16 (INTEL286)
         lar CW:r32, R:r32/m16                        0F 02 /r                     LAR_R32_R32M16 (INTEL386)
+        lar CW:r32, R:r32/m16                        REX2 0F 02 /r                REX2_LAR_R32_R32M16 (INTEL386)
         lar CW:r64, R:r64/m16                        REX.W 0F 02 /r               LAR_R64_R64M16 (X64)
+        lar CW:r64, R:r64/m16                        REX2 REX.W 0F 02 /r          REX2_LAR_R64_R64M16 (X64)
         """
 
     def lddqu(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """lddqu: 1 form.
+        """lddqu: 2 forms.
 
         lddqu W:xmm, R:m128                          F2 0F F0 /r                  LDDQU_XMM_M128 (SSE3)
+        lddqu W:xmm, R:m128                          REX2 F2 0F F0 /r             REX2_LDDQU_XMM_M128 (SSE3)
         """
 
     def ldmxcsr(self, a: _Mem, *, rc: int | None = None) -> None:
-        """ldmxcsr: 1 form.
+        """ldmxcsr: 2 forms.
 
         ldmxcsr R:m32                                0F AE /2                     LDMXCSR_M32 (SSE)
+        ldmxcsr R:m32                                REX2 0F AE /2                REX2_LDMXCSR_M32 (SSE)
         """
 
     def ldtilecfg(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -2756,11 +3057,14 @@ class AsmMethods:
         """
 
     def lea(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """lea: 3 forms.
+        """lea: 6 forms.
 
         lea W:r16, N:m                               o16 8D /r                    LEA_R16_M (INTEL8086)
+        lea W:r16, N:m                               REX2 o16 8D /r               REX2_LEA_R16_M (INTEL8086)
         lea W:r32, N:m                               8D /r                        LEA_R32_M (INTEL386)
+        lea W:r32, N:m                               REX2 8D /r                   REX2_LEA_R32_M (INTEL386)
         lea W:r64, N:m                               REX.W 8D /r                  LEA_R64_M (X64)
+        lea W:r64, N:m                               REX2 REX.W 8D /r             REX2_LEA_R64_M (X64)
         """
 
     def leave(self, *, rc: int | None = None) -> None:
@@ -2789,31 +3093,39 @@ class AsmMethods:
         """
 
     def lfs(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """lfs: 3 forms.
+        """lfs: 6 forms.
 
         lfs W:r16, R:m16:16                          o16 0F B4 /r                 LFS_R16_M1616 (INTEL386)
+        lfs W:r16, R:m16:16                          REX2 o16 0F B4 /r            REX2_LFS_R16_M1616 (INTEL386)
         lfs W:r32, R:m16:32                          0F B4 /r                     LFS_R32_M1632 (INTEL386)
+        lfs W:r32, R:m16:32                          REX2 0F B4 /r                REX2_LFS_R32_M1632 (INTEL386)
         lfs W:r64, R:m16:64                          REX.W 0F B4 /r               LFS_R64_M1664 (X64)
+        lfs W:r64, R:m16:64                          REX2 REX.W 0F B4 /r          REX2_LFS_R64_M1664 (X64)
         """
 
     def lgdt(self, a: _Mem, *, rc: int | None = None) -> None:
-        """lgdt: 1 form.
+        """lgdt: 2 forms.
 
         lgdt R:m80                                   0F 01 /2                     LGDT_M1664 (X64)
+        lgdt R:m80                                   REX2 0F 01 /2                REX2_LGDT_M1664 (X64)
         """
 
     def lgs(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """lgs: 3 forms.
+        """lgs: 6 forms.
 
         lgs W:r16, R:m16:16                          o16 0F B5 /r                 LGS_R16_M1616 (INTEL386)
+        lgs W:r16, R:m16:16                          REX2 o16 0F B5 /r            REX2_LGS_R16_M1616 (INTEL386)
         lgs W:r32, R:m16:32                          0F B5 /r                     LGS_R32_M1632 (INTEL386)
+        lgs W:r32, R:m16:32                          REX2 0F B5 /r                REX2_LGS_R32_M1632 (INTEL386)
         lgs W:r64, R:m16:64                          REX.W 0F B5 /r               LGS_R64_M1664 (X64)
+        lgs W:r64, R:m16:64                          REX2 REX.W 0F B5 /r          REX2_LGS_R64_M1664 (X64)
         """
 
     def lidt(self, a: _Mem, *, rc: int | None = None) -> None:
-        """lidt: 1 form.
+        """lidt: 2 forms.
 
         lidt R:m80                                   0F 01 /3                     LIDT_M1664 (X64)
+        lidt R:m80                                   REX2 0F 01 /3                REX2_LIDT_M1664 (X64)
         """
 
     def lkgs(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -2905,19 +3217,25 @@ class AsmMethods:
         """
 
     def lsl(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """lsl: 3 forms.
+        """lsl: 6 forms.
 
         lsl CW:r16, R:r16/m16                        o16 0F 03 /r                 LSL_R16_RM16 (INTEL286)
+        lsl CW:r16, R:r16/m16                        REX2 o16 0F 03 /r            REX2_LSL_R16_RM16 (INTEL286)
         lsl CW:r32, R:r32/m16                        0F 03 /r                     LSL_R32_R32M16 (INTEL386)
+        lsl CW:r32, R:r32/m16                        REX2 0F 03 /r                REX2_LSL_R32_R32M16 (INTEL386)
         lsl CW:r64, R:r64/m16                        REX.W 0F 03 /r               LSL_R64_R64M16 (X64)
+        lsl CW:r64, R:r64/m16                        REX2 REX.W 0F 03 /r          REX2_LSL_R64_R64M16 (X64)
         """
 
     def lss(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
-        """lss: 3 forms.
+        """lss: 6 forms.
 
         lss W:r16, R:m16:16                          o16 0F B2 /r                 LSS_R16_M1616 (INTEL386)
+        lss W:r16, R:m16:16                          REX2 o16 0F B2 /r            REX2_LSS_R16_M1616 (INTEL386)
         lss W:r32, R:m16:32                          0F B2 /r                     LSS_R32_M1632 (INTEL386)
+        lss W:r32, R:m16:32                          REX2 0F B2 /r                REX2_LSS_R32_M1632 (INTEL386)
         lss W:r64, R:m16:64                          REX.W 0F B2 /r               LSS_R64_M1664 (X64)
+        lss W:r64, R:m16:64                          REX2 REX.W 0F B2 /r          REX2_LSS_R64_M1664 (X64)
         """
 
     def ltr(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -2943,11 +3261,14 @@ class AsmMethods:
         """
 
     def lzcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """lzcnt: 3 forms.
+        """lzcnt: 6 forms.
 
         lzcnt W:r16, R:r16/m16                       o16 F3 0F BD /r              LZCNT_R16_RM16 (LZCNT)
+        lzcnt W:r16, R:r16/m16                       REX2 o16 F3 0F BD /r         REX2_LZCNT_R16_RM16 (LZCNT)
         lzcnt W:r32, R:r32/m32                       F3 0F BD /r                  LZCNT_R32_RM32 (LZCNT)
+        lzcnt W:r32, R:r32/m32                       REX2 F3 0F BD /r             REX2_LZCNT_R32_RM32 (LZCNT)
         lzcnt W:r64, R:r64/m64                       F3 REX.W 0F BD /r            LZCNT_R64_RM64 (LZCNT)
+        lzcnt W:r64, R:r64/m64                       REX2 F3 REX.W 0F BD /r       REX2_LZCNT_R64_RM64 (LZCNT)
         """
 
     def maskmovdqu(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -2963,27 +3284,31 @@ class AsmMethods:
         """
 
     def maxpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """maxpd: 1 form.
+        """maxpd: 2 forms.
 
         maxpd RW:xmm, R:xmm/m128                     66 0F 5F /r                  MAXPD_XMM_XMMM128 (SSE2)
+        maxpd RW:xmm, R:xmm/m128                     REX2 66 0F 5F /r             REX2_MAXPD_XMM_XMMM128 (SSE2)
         """
 
     def maxps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """maxps: 1 form.
+        """maxps: 2 forms.
 
         maxps RW:xmm, R:xmm/m128                     0F 5F /r                     MAXPS_XMM_XMMM128 (SSE)
+        maxps RW:xmm, R:xmm/m128                     REX2 0F 5F /r                REX2_MAXPS_XMM_XMMM128 (SSE)
         """
 
     def maxsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """maxsd: 1 form.
+        """maxsd: 2 forms.
 
         maxsd RW:xmm, R:xmm/m64                      F2 0F 5F /r                  MAXSD_XMM_XMMM64 (SSE2)
+        maxsd RW:xmm, R:xmm/m64                      REX2 F2 0F 5F /r             REX2_MAXSD_XMM_XMMM64 (SSE2)
         """
 
     def maxss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """maxss: 1 form.
+        """maxss: 2 forms.
 
         maxss RW:xmm, R:xmm/m32                      F3 0F 5F /r                  MAXSS_XMM_XMMM32 (SSE)
+        maxss RW:xmm, R:xmm/m32                      REX2 F3 0F 5F /r             REX2_MAXSS_XMM_XMMM32 (SSE)
         """
 
     def mcommit(self, *, rc: int | None = None) -> None:
@@ -3006,27 +3331,31 @@ class AsmMethods:
         """
 
     def minpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """minpd: 1 form.
+        """minpd: 2 forms.
 
         minpd RW:xmm, R:xmm/m128                     66 0F 5D /r                  MINPD_XMM_XMMM128 (SSE2)
+        minpd RW:xmm, R:xmm/m128                     REX2 66 0F 5D /r             REX2_MINPD_XMM_XMMM128 (SSE2)
         """
 
     def minps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """minps: 1 form.
+        """minps: 2 forms.
 
         minps RW:xmm, R:xmm/m128                     0F 5D /r                     MINPS_XMM_XMMM128 (SSE)
+        minps RW:xmm, R:xmm/m128                     REX2 0F 5D /r                REX2_MINPS_XMM_XMMM128 (SSE)
         """
 
     def minsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """minsd: 1 form.
+        """minsd: 2 forms.
 
         minsd RW:xmm, R:xmm/m64                      F2 0F 5D /r                  MINSD_XMM_XMMM64 (SSE2)
+        minsd RW:xmm, R:xmm/m64                      REX2 F2 0F 5D /r             REX2_MINSD_XMM_XMMM64 (SSE2)
         """
 
     def minss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """minss: 1 form.
+        """minss: 2 forms.
 
         minss RW:xmm, R:xmm/m32                      F3 0F 5D /r                  MINSS_XMM_XMMM32 (SSE)
+        minss RW:xmm, R:xmm/m32                      REX2 F3 0F 5D /r             REX2_MINSS_XMM_XMMM32 (SSE)
         """
 
     def monitor(self, *, rc: int | None = None) -> None:
@@ -3050,24 +3379,40 @@ class AsmMethods:
         """
 
     def mov(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """mov: 34 forms.
+        """mov: 56 forms.
 
         mov W:r8/m8, R:r8                            88 /r                        MOV_RM8_R8 (INTEL8086)
+        mov W:r8/m8, R:r8                            REX2 88 /r                   REX2_MOV_RM8_R8 (INTEL8086)
         mov W:r16/m16, R:r16                         o16 89 /r                    MOV_RM16_R16 (INTEL8086)
+        mov W:r16/m16, R:r16                         REX2 o16 89 /r               REX2_MOV_RM16_R16 (INTEL8086)
         mov W:r32/m32, R:r32                         89 /r                        MOV_RM32_R32 (INTEL386)
+        mov W:r32/m32, R:r32                         REX2 89 /r                   REX2_MOV_RM32_R32 (INTEL386)
         mov W:r64/m64, R:r64                         REX.W 89 /r                  MOV_RM64_R64 (X64)
+        mov W:r64/m64, R:r64                         REX2 REX.W 89 /r             REX2_MOV_RM64_R64 (X64)
         mov W:r8, R:r8/m8                            8A /r                        MOV_R8_RM8 (INTEL8086)
+        mov W:r8, R:r8/m8                            REX2 8A /r                   REX2_MOV_R8_RM8 (INTEL8086)
         mov W:r16, R:r16/m16                         o16 8B /r                    MOV_R16_RM16 (INTEL8086)
+        mov W:r16, R:r16/m16                         REX2 o16 8B /r               REX2_MOV_R16_RM16 (INTEL8086)
         mov W:r32, R:r32/m32                         8B /r                        MOV_R32_RM32 (INTEL386)
+        mov W:r32, R:r32/m32                         REX2 8B /r                   REX2_MOV_R32_RM32 (INTEL386)
         mov W:r64, R:r64/m64                         REX.W 8B /r                  MOV_R64_RM64 (X64)
+        mov W:r64, R:r64/m64                         REX2 REX.W 8B /r             REX2_MOV_R64_RM64 (X64)
         mov W:r8, R:imm8                             B0+rb ib                     MOV_R8_IMM8 (INTEL8086)
+        mov W:r8, R:imm8                             REX2 B0+rb ib                REX2_MOV_R8_IMM8 (INTEL8086)
         mov W:r16, R:imm16                           o16 B8+rw iw                 MOV_R16_IMM16 (INTEL8086)
+        mov W:r16, R:imm16                           REX2 o16 B8+rw iw            REX2_MOV_R16_IMM16 (INTEL8086)
         mov W:r32, R:imm32                           B8+rd id                     MOV_R32_IMM32 (INTEL386)
+        mov W:r32, R:imm32                           REX2 B8+rd id                REX2_MOV_R32_IMM32 (INTEL386)
         mov W:r64, R:imm64                           REX.W B8+ro io               MOV_R64_IMM64 (X64)
+        mov W:r64, R:imm64                           REX2 REX.W B8+ro io          REX2_MOV_R64_IMM64 (X64)
         mov W:r8/m8, R:imm8                          C6 /0 ib                     MOV_RM8_IMM8 (INTEL8086)
+        mov W:r8/m8, R:imm8                          REX2 C6 /0 ib                REX2_MOV_RM8_IMM8 (INTEL8086)
         mov W:r16/m16, R:imm16                       o16 C7 /0 iw                 MOV_RM16_IMM16 (INTEL8086)
+        mov W:r16/m16, R:imm16                       REX2 o16 C7 /0 iw            REX2_MOV_RM16_IMM16 (INTEL8086)
         mov W:r32/m32, R:imm32                       C7 /0 id                     MOV_RM32_IMM32 (INTEL386)
+        mov W:r32/m32, R:imm32                       REX2 C7 /0 id                REX2_MOV_RM32_IMM32 (INTEL386)
         mov W:r64/m64, R:simm32                      REX.W C7 /0 id               MOV_RM64_IMM32 (X64)
+        mov W:r64/m64, R:simm32                      REX2 REX.W C7 /0 id          REX2_MOV_RM64_IMM32 (X64)
         mov W:al, R:moffs8                           A0                           MOV_AL_MOFFS8 (INTEL8086)
         mov W:ax, R:moffs16                          o16 A1                       MOV_AX_MOFFS16 (INTEL8086)
         mov W:eax, R:moffs32                         A1                           MOV_EAX_MOFFS32 (INTEL386)
@@ -3077,29 +3422,39 @@ class AsmMethods:
         mov W:moffs32, R:eax                         A3                           MOV_MOFFS32_EAX (INTEL386)
         mov W:moffs64, R:rax                         REX.W A3                     MOV_MOFFS64_RAX (X64)
         mov W:r64, R:cr                              0F 20 /r                     MOV_R64_CR (X64)
+        mov W:r64, R:cr                              REX2 0F 20 /r                REX2_MOV_R64_CR (X64)
         mov W:cr, R:r64                              0F 22 /r                     MOV_CR_R64 (X64)
+        mov W:cr, R:r64                              REX2 0F 22 /r                REX2_MOV_CR_R64 (X64)
         mov W:r64, R:dr                              0F 21 /r                     MOV_R64_DR (X64)
+        mov W:r64, R:dr                              REX2 0F 21 /r                REX2_MOV_R64_DR (X64)
         mov W:dr, R:r64                              0F 23 /r                     MOV_DR_R64 (X64)
+        mov W:dr, R:r64                              REX2 0F 23 /r                REX2_MOV_DR_R64 (X64)
         mov W:r32/m16, R:sreg                        8C /r                        MOV_R32M16_SREG (INTEL386)
+        mov W:r32/m16, R:sreg                        REX2 8C /r                   REX2_MOV_R32M16_SREG (INTEL386)
         mov W:r16/m16, R:sreg                        o16 8C /r                    MOV_RM16_SREG (INTEL8086)
         mov W:r64/m16, R:sreg                        REX.W 8C /r                  MOV_R64M16_SREG (X64)
         mov W:sreg, R:r16/m16                        o16 8E /r                    MOV_SREG_RM16 (INTEL8086)
         mov W:sreg, R:r32/m16                        8E /r                        MOV_SREG_R32M16 (INTEL386)
+        mov W:sreg, R:r32/m16                        REX2 8E /r                   REX2_MOV_SREG_R32M16 (INTEL386)
         mov W:sreg, R:r64/m16                        REX.W 8E /r                  MOV_SREG_R64M16 (X64)
         """
 
     def movapd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movapd: 2 forms.
+        """movapd: 4 forms.
 
         movapd W:xmm, R:xmm/m128                     66 0F 28 /r                  MOVAPD_XMM_XMMM128 (SSE2)
+        movapd W:xmm, R:xmm/m128                     REX2 66 0F 28 /r             REX2_MOVAPD_XMM_XMMM128 (SSE2)
         movapd W:xmm/m128, R:xmm                     66 0F 29 /r                  MOVAPD_XMMM128_XMM (SSE2)
+        movapd W:xmm/m128, R:xmm                     REX2 66 0F 29 /r             REX2_MOVAPD_XMMM128_XMM (SSE2)
         """
 
     def movaps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movaps: 2 forms.
+        """movaps: 4 forms.
 
         movaps W:xmm, R:xmm/m128                     0F 28 /r                     MOVAPS_XMM_XMMM128 (SSE)
+        movaps W:xmm, R:xmm/m128                     REX2 0F 28 /r                REX2_MOVAPS_XMM_XMMM128 (SSE)
         movaps W:xmm/m128, R:xmm                     0F 29 /r                     MOVAPS_XMMM128_XMM (SSE)
+        movaps W:xmm/m128, R:xmm                     REX2 0F 29 /r                REX2_MOVAPS_XMMM128_XMM (SSE)
         """
 
     def movbe(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3114,18 +3469,23 @@ class AsmMethods:
         """
 
     def movd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movd: 4 forms.
+        """movd: 8 forms.
 
         movd W:xmm, R:r32/m32                        66 0F 6E /r                  MOVD_XMM_RM32 (SSE2)
+        movd W:xmm, R:r32/m32                        REX2 66 0F 6E /r             REX2_MOVD_XMM_RM32 (SSE2)
         movd W:r32/m32, R:xmm                        66 0F 7E /r                  MOVD_RM32_XMM (SSE2)
+        movd W:r32/m32, R:xmm                        REX2 66 0F 7E /r             REX2_MOVD_RM32_XMM (SSE2)
         movd W:mm, R:r32/m32                         0F 6E /r                     MOVD_MM_RM32 (MMX)
+        movd W:mm, R:r32/m32                         REX2 0F 6E /r                REX2_MOVD_MM_RM32 (MMX)
         movd W:r32/m32, R:mm                         0F 7E /r                     MOVD_RM32_MM (MMX)
+        movd W:r32/m32, R:mm                         REX2 0F 7E /r                REX2_MOVD_RM32_MM (MMX)
         """
 
     def movddup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movddup: 1 form.
+        """movddup: 2 forms.
 
         movddup W:xmm, R:xmm/m64                     F2 0F 12 /r                  MOVDDUP_XMM_XMMM64 (SSE3)
+        movddup W:xmm, R:xmm/m64                     REX2 F2 0F 12 /r             REX2_MOVDDUP_XMM_XMMM64 (SSE3)
         """
 
     def movdir64b(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
@@ -3149,17 +3509,21 @@ class AsmMethods:
         """
 
     def movdqa(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movdqa: 2 forms.
+        """movdqa: 4 forms.
 
         movdqa W:xmm, R:xmm/m128                     66 0F 6F /r                  MOVDQA_XMM_XMMM128 (SSE2)
+        movdqa W:xmm, R:xmm/m128                     REX2 66 0F 6F /r             REX2_MOVDQA_XMM_XMMM128 (SSE2)
         movdqa W:xmm/m128, R:xmm                     66 0F 7F /r                  MOVDQA_XMMM128_XMM (SSE2)
+        movdqa W:xmm/m128, R:xmm                     REX2 66 0F 7F /r             REX2_MOVDQA_XMMM128_XMM (SSE2)
         """
 
     def movdqu(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movdqu: 2 forms.
+        """movdqu: 4 forms.
 
         movdqu W:xmm, R:xmm/m128                     F3 0F 6F /r                  MOVDQU_XMM_XMMM128 (SSE2)
+        movdqu W:xmm, R:xmm/m128                     REX2 F3 0F 6F /r             REX2_MOVDQU_XMM_XMMM128 (SSE2)
         movdqu W:xmm/m128, R:xmm                     F3 0F 7F /r                  MOVDQU_XMMM128_XMM (SSE2)
+        movdqu W:xmm/m128, R:xmm                     REX2 F3 0F 7F /r             REX2_MOVDQU_XMMM128_XMM (SSE2)
         """
 
     def movhlps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
@@ -3169,17 +3533,21 @@ class AsmMethods:
         """
 
     def movhpd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movhpd: 2 forms.
+        """movhpd: 4 forms.
 
         movhpd RW:xmm, R:m64                         66 0F 16 /r                  MOVHPD_XMM_M64 (SSE2)
+        movhpd RW:xmm, R:m64                         REX2 66 0F 16 /r             REX2_MOVHPD_XMM_M64 (SSE2)
         movhpd W:m64, R:xmm                          66 0F 17 /r                  MOVHPD_M64_XMM (SSE2)
+        movhpd W:m64, R:xmm                          REX2 66 0F 17 /r             REX2_MOVHPD_M64_XMM (SSE2)
         """
 
     def movhps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movhps: 2 forms.
+        """movhps: 4 forms.
 
         movhps RW:xmm, R:m64                         0F 16 /r                     MOVHPS_XMM_M64 (SSE)
+        movhps RW:xmm, R:m64                         REX2 0F 16 /r                REX2_MOVHPS_XMM_M64 (SSE)
         movhps W:m64, R:xmm                          0F 17 /r                     MOVHPS_M64_XMM (SSE)
+        movhps W:m64, R:xmm                          REX2 0F 17 /r                REX2_MOVHPS_M64_XMM (SSE)
         """
 
     def movlhps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
@@ -3189,37 +3557,45 @@ class AsmMethods:
         """
 
     def movlpd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movlpd: 2 forms.
+        """movlpd: 4 forms.
 
         movlpd RW:xmm, R:m64                         66 0F 12 /r                  MOVLPD_XMM_M64 (SSE2)
+        movlpd RW:xmm, R:m64                         REX2 66 0F 12 /r             REX2_MOVLPD_XMM_M64 (SSE2)
         movlpd W:m64, R:xmm                          66 0F 13 /r                  MOVLPD_M64_XMM (SSE2)
+        movlpd W:m64, R:xmm                          REX2 66 0F 13 /r             REX2_MOVLPD_M64_XMM (SSE2)
         """
 
     def movlps(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movlps: 2 forms.
+        """movlps: 4 forms.
 
         movlps RW:xmm, R:m64                         0F 12 /r                     MOVLPS_XMM_M64 (SSE)
+        movlps RW:xmm, R:m64                         REX2 0F 12 /r                REX2_MOVLPS_XMM_M64 (SSE)
         movlps W:m64, R:xmm                          0F 13 /r                     MOVLPS_M64_XMM (SSE)
+        movlps W:m64, R:xmm                          REX2 0F 13 /r                REX2_MOVLPS_M64_XMM (SSE)
         """
 
     def movmskpd(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
-        """movmskpd: 2 forms.
+        """movmskpd: 3 forms.
 
         movmskpd W:r32, R:xmm                        66 0F 50 /r                  MOVMSKPD_R32_XMM (SSE2)
+        movmskpd W:r32, R:xmm                        REX2 66 0F 50 /r             REX2_MOVMSKPD_R32_XMM (SSE2)
         movmskpd W:r64, R:xmm                        66 REX.W 0F 50 /r            MOVMSKPD_R64_XMM (SSE2)
         """
 
     def movmskps(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
-        """movmskps: 2 forms.
+        """movmskps: 4 forms.
 
         movmskps W:r32, R:xmm                        0F 50 /r                     MOVMSKPS_R32_XMM (SSE)
+        movmskps W:r32, R:xmm                        REX2 0F 50 /r                REX2_MOVMSKPS_R32_XMM (SSE)
         movmskps W:r64, R:xmm                        REX.W 0F 50 /r               MOVMSKPS_R64_XMM (SSE)
+        movmskps W:r64, R:xmm                        REX2 REX.W 0F 50 /r          REX2_MOVMSKPS_R64_XMM (SSE)
         """
 
     def movntdq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movntdq: 1 form.
+        """movntdq: 2 forms.
 
         movntdq W:m128, R:xmm                        66 0F E7 /r                  MOVNTDQ_M128_XMM (SSE2)
+        movntdq W:m128, R:xmm                        REX2 66 0F E7 /r             REX2_MOVNTDQ_M128_XMM (SSE2)
         """
 
     def movntdqa(self, a: _Reg, b: _Mem, *, rc: int | None = None) -> None:
@@ -3229,53 +3605,66 @@ class AsmMethods:
         """
 
     def movnti(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movnti: 2 forms.
+        """movnti: 4 forms.
 
         movnti W:m32, R:r32                          0F C3 /r                     MOVNTI_M32_R32 (SSE2)
+        movnti W:m32, R:r32                          REX2 0F C3 /r                REX2_MOVNTI_M32_R32 (SSE2)
         movnti W:m64, R:r64                          REX.W 0F C3 /r               MOVNTI_M64_R64 (SSE2)
+        movnti W:m64, R:r64                          REX2 REX.W 0F C3 /r          REX2_MOVNTI_M64_R64 (SSE2)
         """
 
     def movntpd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movntpd: 1 form.
+        """movntpd: 2 forms.
 
         movntpd W:m128, R:xmm                        66 0F 2B /r                  MOVNTPD_M128_XMM (SSE2)
+        movntpd W:m128, R:xmm                        REX2 66 0F 2B /r             REX2_MOVNTPD_M128_XMM (SSE2)
         """
 
     def movntps(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movntps: 1 form.
+        """movntps: 2 forms.
 
         movntps W:m128, R:xmm                        0F 2B /r                     MOVNTPS_M128_XMM (SSE)
+        movntps W:m128, R:xmm                        REX2 0F 2B /r                REX2_MOVNTPS_M128_XMM (SSE)
         """
 
     def movntq(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movntq: 1 form.
+        """movntq: 2 forms.
 
         movntq W:m64, R:mm                           0F E7 /r                     MOVNTQ_M64_MM (SSE)
+        movntq W:m64, R:mm                           REX2 0F E7 /r                REX2_MOVNTQ_M64_MM (SSE)
         """
 
     def movntsd(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movntsd: 1 form.
+        """movntsd: 2 forms.
 
         movntsd W:m64, R:xmm                         F2 0F 2B /r                  MOVNTSD_M64_XMM (SSE4A)
+        movntsd W:m64, R:xmm                         REX2 F2 0F 2B /r             REX2_MOVNTSD_M64_XMM (SSE4A)
         """
 
     def movntss(self, a: _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """movntss: 1 form.
+        """movntss: 2 forms.
 
         movntss W:m32, R:xmm                         F3 0F 2B /r                  MOVNTSS_M32_XMM (SSE4A)
+        movntss W:m32, R:xmm                         REX2 F3 0F 2B /r             REX2_MOVNTSS_M32_XMM (SSE4A)
         """
 
     def movq(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movq: 8 forms.
+        """movq: 14 forms.
 
         movq W:xmm, R:r64/m64                        66 REX.W 0F 6E /r            MOVQ_XMM_RM64 (SSE2)
         movq W:r64/m64, R:xmm                        66 REX.W 0F 7E /r            MOVQ_RM64_XMM (SSE2)
         movq W:xmm, R:xmm/m64                        F3 0F 7E /r                  MOVQ_XMM_XMMM64 (SSE2)
+        movq W:xmm, R:xmm/m64                        REX2 F3 0F 7E /r             REX2_MOVQ_XMM_XMMM64 (SSE2)
         movq W:xmm/m64, R:xmm                        66 0F D6 /r                  MOVQ_XMMM64_XMM (SSE2)
+        movq W:xmm/m64, R:xmm                        REX2 66 0F D6 /r             REX2_MOVQ_XMMM64_XMM (SSE2)
         movq W:mm, R:r64/m64                         REX.W 0F 6E /r               MOVQ_MM_RM64 (MMX)
+        movq W:mm, R:r64/m64                         REX2 REX.W 0F 6E /r          REX2_MOVQ_MM_RM64 (MMX)
         movq W:mm, R:mm/m64                          0F 6F /r                     MOVQ_MM_MMM64 (MMX)
+        movq W:mm, R:mm/m64                          REX2 0F 6F /r                REX2_MOVQ_MM_MMM64 (MMX)
         movq W:r64/m64, R:mm                         REX.W 0F 7E /r               MOVQ_RM64_MM (MMX)
+        movq W:r64/m64, R:mm                         REX2 REX.W 0F 7E /r          REX2_MOVQ_RM64_MM (MMX)
         movq W:mm/m64, R:mm                          0F 7F /r                     MOVQ_MMM64_MM (MMX)
+        movq W:mm/m64, R:mm                          REX2 0F 7F /r                REX2_MOVQ_MMM64_MM (MMX)
         """
 
     def movq2dq(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
@@ -3300,23 +3689,27 @@ class AsmMethods:
         """
 
     def movsd(self, *ops: _Operand, rc: int | None = None) -> None:
-        """movsd: 3 forms.
+        """movsd: 5 forms.
 
         movsd W:m32, R:m32                           A5                           MOVSD_M32_M32 (INTEL386)
         movsd RW:xmm, R:xmm/m64                      F2 0F 10 /r                  MOVSD_XMM_XMMM64 (SSE2)
+        movsd RW:xmm, R:xmm/m64                      REX2 F2 0F 10 /r             REX2_MOVSD_XMM_XMMM64 (SSE2)
         movsd RW:xmm/m64, R:xmm                      F2 0F 11 /r                  MOVSD_XMMM64_XMM (SSE2)
+        movsd RW:xmm/m64, R:xmm                      REX2 F2 0F 11 /r             REX2_MOVSD_XMMM64_XMM (SSE2)
         """
 
     def movshdup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movshdup: 1 form.
+        """movshdup: 2 forms.
 
         movshdup W:xmm, R:xmm/m128                   F3 0F 16 /r                  MOVSHDUP_XMM_XMMM128 (SSE3)
+        movshdup W:xmm, R:xmm/m128                   REX2 F3 0F 16 /r             REX2_MOVSHDUP_XMM_XMMM128 (SSE3)
         """
 
     def movsldup(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movsldup: 1 form.
+        """movsldup: 2 forms.
 
         movsldup W:xmm, R:xmm/m128                   F3 0F 12 /r                  MOVSLDUP_XMM_XMMM128 (SSE3)
+        movsldup W:xmm, R:xmm/m128                   REX2 F3 0F 12 /r             REX2_MOVSLDUP_XMM_XMMM128 (SSE3)
         """
 
     def movsq(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -3326,10 +3719,12 @@ class AsmMethods:
         """
 
     def movss(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movss: 2 forms.
+        """movss: 4 forms.
 
         movss RW:xmm, R:xmm/m32                      F3 0F 10 /r                  MOVSS_XMM_XMMM32 (SSE)
+        movss RW:xmm, R:xmm/m32                      REX2 F3 0F 10 /r             REX2_MOVSS_XMM_XMMM32 (SSE)
         movss RW:xmm/m32, R:xmm                      F3 0F 11 /r                  MOVSS_XMMM32_XMM (SSE)
+        movss RW:xmm/m32, R:xmm                      REX2 F3 0F 11 /r             REX2_MOVSS_XMMM32_XMM (SSE)
         """
 
     def movsw(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -3339,47 +3734,62 @@ class AsmMethods:
         """
 
     def movsx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movsx: 6 forms.
+        """movsx: 11 forms.
 
         movsx W:r16, R:r8/m8                         o16 0F BE /r                 MOVSX_R16_RM8 (INTEL386)
+        movsx W:r16, R:r8/m8                         REX2 o16 0F BE /r            REX2_MOVSX_R16_RM8 (INTEL386)
         movsx W:r32, R:r8/m8                         0F BE /r                     MOVSX_R32_RM8 (INTEL386)
+        movsx W:r32, R:r8/m8                         REX2 0F BE /r                REX2_MOVSX_R32_RM8 (INTEL386)
         movsx W:r64, R:r8/m8                         REX.W 0F BE /r               MOVSX_R64_RM8 (X64)
+        movsx W:r64, R:r8/m8                         REX2 REX.W 0F BE /r          REX2_MOVSX_R64_RM8 (X64)
         movsx W:r16, R:r16/m16                       o16 0F BF /r                 MOVSX_R16_RM16 (INTEL386)
         movsx W:r32, R:r16/m16                       0F BF /r                     MOVSX_R32_RM16 (INTEL386)
+        movsx W:r32, R:r16/m16                       REX2 0F BF /r                REX2_MOVSX_R32_RM16 (INTEL386)
         movsx W:r64, R:r16/m16                       REX.W 0F BF /r               MOVSX_R64_RM16 (X64)
+        movsx W:r64, R:r16/m16                       REX2 REX.W 0F BF /r          REX2_MOVSX_R64_RM16 (X64)
         """
 
     def movsxd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movsxd: 3 forms.
+        """movsxd: 4 forms.
 
         movsxd W:r64, R:r32/m32                      REX.W 63 /r                  MOVSXD_R64_RM32 (X64)
+        movsxd W:r64, R:r32/m32                      REX2 REX.W 63 /r             REX2_MOVSXD_R64_RM32 (X64)
         movsxd W:r32, R:r32/m32                      63 /r                        MOVSXD_R32_RM32 (X64)
         movsxd W:r16, R:r16/m16                      o16 63 /r                    MOVSXD_R16_RM16 (X64)
         """
 
     def movupd(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movupd: 2 forms.
+        """movupd: 4 forms.
 
         movupd W:xmm, R:xmm/m128                     66 0F 10 /r                  MOVUPD_XMM_XMMM128 (SSE2)
+        movupd W:xmm, R:xmm/m128                     REX2 66 0F 10 /r             REX2_MOVUPD_XMM_XMMM128 (SSE2)
         movupd W:xmm/m128, R:xmm                     66 0F 11 /r                  MOVUPD_XMMM128_XMM (SSE2)
+        movupd W:xmm/m128, R:xmm                     REX2 66 0F 11 /r             REX2_MOVUPD_XMMM128_XMM (SSE2)
         """
 
     def movups(self, a: _Reg | _Mem, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movups: 2 forms.
+        """movups: 4 forms.
 
         movups W:xmm, R:xmm/m128                     0F 10 /r                     MOVUPS_XMM_XMMM128 (SSE)
+        movups W:xmm, R:xmm/m128                     REX2 0F 10 /r                REX2_MOVUPS_XMM_XMMM128 (SSE)
         movups W:xmm/m128, R:xmm                     0F 11 /r                     MOVUPS_XMMM128_XMM (SSE)
+        movups W:xmm/m128, R:xmm                     REX2 0F 11 /r                REX2_MOVUPS_XMMM128_XMM (SSE)
         """
 
     def movzx(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """movzx: 6 forms.
+        """movzx: 11 forms.
 
         movzx W:r16, R:r8/m8                         o16 0F B6 /r                 MOVZX_R16_RM8 (INTEL386)
+        movzx W:r16, R:r8/m8                         REX2 o16 0F B6 /r            REX2_MOVZX_R16_RM8 (INTEL386)
         movzx W:r32, R:r8/m8                         0F B6 /r                     MOVZX_R32_RM8 (INTEL386)
+        movzx W:r32, R:r8/m8                         REX2 0F B6 /r                REX2_MOVZX_R32_RM8 (INTEL386)
         movzx W:r64, R:r8/m8                         REX.W 0F B6 /r               MOVZX_R64_RM8 (X64)
+        movzx W:r64, R:r8/m8                         REX2 REX.W 0F B6 /r          REX2_MOVZX_R64_RM8 (X64)
         movzx W:r16, R:r16/m16                       o16 0F B7 /r                 MOVZX_R16_RM16 (INTEL386)
         movzx W:r32, R:r16/m16                       0F B7 /r                     MOVZX_R32_RM16 (INTEL386)
+        movzx W:r32, R:r16/m16                       REX2 0F B7 /r                REX2_MOVZX_R32_RM16 (INTEL386)
         movzx W:r64, R:r16/m16                       REX.W 0F B7 /r               MOVZX_R64_RM16 (X64)
+        movzx W:r64, R:r16/m16                       REX2 REX.W 0F B7 /r          REX2_MOVZX_R64_RM16 (X64)
         """
 
     def mpsadbw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -3389,36 +3799,44 @@ class AsmMethods:
         """
 
     def mul(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """mul: 4 forms.
+        """mul: 8 forms.
 
         mul R:r8/m8                                  F6 /4                        MUL_RM8 (INTEL8086)
+        mul R:r8/m8                                  REX2 F6 /4                   REX2_MUL_RM8 (INTEL8086)
         mul R:r16/m16                                o16 F7 /4                    MUL_RM16 (INTEL8086)
+        mul R:r16/m16                                REX2 o16 F7 /4               REX2_MUL_RM16 (INTEL8086)
         mul R:r32/m32                                F7 /4                        MUL_RM32 (INTEL386)
+        mul R:r32/m32                                REX2 F7 /4                   REX2_MUL_RM32 (INTEL386)
         mul R:r64/m64                                REX.W F7 /4                  MUL_RM64 (X64)
+        mul R:r64/m64                                REX2 REX.W F7 /4             REX2_MUL_RM64 (X64)
         """
 
     def mulpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """mulpd: 1 form.
+        """mulpd: 2 forms.
 
         mulpd RW:xmm, R:xmm/m128                     66 0F 59 /r                  MULPD_XMM_XMMM128 (SSE2)
+        mulpd RW:xmm, R:xmm/m128                     REX2 66 0F 59 /r             REX2_MULPD_XMM_XMMM128 (SSE2)
         """
 
     def mulps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """mulps: 1 form.
+        """mulps: 2 forms.
 
         mulps RW:xmm, R:xmm/m128                     0F 59 /r                     MULPS_XMM_XMMM128 (SSE)
+        mulps RW:xmm, R:xmm/m128                     REX2 0F 59 /r                REX2_MULPS_XMM_XMMM128 (SSE)
         """
 
     def mulsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """mulsd: 1 form.
+        """mulsd: 2 forms.
 
         mulsd RW:xmm, R:xmm/m64                      F2 0F 59 /r                  MULSD_XMM_XMMM64 (SSE2)
+        mulsd RW:xmm, R:xmm/m64                      REX2 F2 0F 59 /r             REX2_MULSD_XMM_XMMM64 (SSE2)
         """
 
     def mulss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """mulss: 1 form.
+        """mulss: 2 forms.
 
         mulss RW:xmm, R:xmm/m32                      F3 0F 59 /r                  MULSS_XMM_XMMM32 (SSE)
+        mulss RW:xmm, R:xmm/m32                      REX2 F3 0F 59 /r             REX2_MULSS_XMM_XMMM32 (SSE)
         """
 
     def mulx(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3441,23 +3859,30 @@ class AsmMethods:
         """
 
     def neg(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """neg: 4 forms.
+        """neg: 8 forms.
 
         neg RW:r8/m8                                 F6 /3                        NEG_RM8 (INTEL8086)
+        neg RW:r8/m8                                 REX2 F6 /3                   REX2_NEG_RM8 (INTEL8086)
         neg RW:r16/m16                               o16 F7 /3                    NEG_RM16 (INTEL8086)
+        neg RW:r16/m16                               REX2 o16 F7 /3               REX2_NEG_RM16 (INTEL8086)
         neg RW:r32/m32                               F7 /3                        NEG_RM32 (INTEL386)
+        neg RW:r32/m32                               REX2 F7 /3                   REX2_NEG_RM32 (INTEL386)
         neg RW:r64/m64                               REX.W F7 /3                  NEG_RM64 (X64)
+        neg RW:r64/m64                               REX2 REX.W F7 /3             REX2_NEG_RM64 (X64)
         """
 
     def nop(self, *ops: _Operand, rc: int | None = None) -> None:
-        """nop: 33 forms.
+        """nop: 36 forms.
 
         nop                                          90                           NOPD (INTEL8086)
         nop                                          o16 90                       NOPW (INTEL8086)
         nop                                          REX.W 90                     NOPQ (INTEL8086)
         nop N:r16/m16                                o16 0F 1F /0                 NOP_RM16 (MULTIBYTENOP)
+        nop N:r16/m16                                REX2 o16 0F 1F /0            REX2_NOP_RM16 (MULTIBYTENOP)
         nop N:r32/m32                                0F 1F /0                     NOP_RM32 (MULTIBYTENOP)
+        nop N:r32/m32                                REX2 0F 1F /0                REX2_NOP_RM32 (MULTIBYTENOP)
         nop N:r64/m64                                REX.W 0F 1F /0               NOP_RM64 (MULTIBYTENOP)
+        nop N:r64/m64                                REX2 REX.W 0F 1F /0          REX2_NOP_RM64 (MULTIBYTENOP)
         nop N:r16/m16, N:r16                         o16 0F 19 /r                 RESERVEDNOP_RM16_R16_0F19 (MULTIBYTENOP)
         nop N:r32/m32, N:r32                         0F 19 /r                     RESERVEDNOP_RM32_R32_0F19 (MULTIBYTENOP)
         nop N:r64/m64, N:r64                         REX.W 0F 19 /r               RESERVEDNOP_RM64_R64_0F19 (MULTIBYTENOP)
@@ -3488,48 +3913,69 @@ class AsmMethods:
         """
 
     def not_(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """not: 4 forms.
+        """not: 8 forms.
 
         not RW:r8/m8                                 F6 /2                        NOT_RM8 (INTEL8086)
+        not RW:r8/m8                                 REX2 F6 /2                   REX2_NOT_RM8 (INTEL8086)
         not RW:r16/m16                               o16 F7 /2                    NOT_RM16 (INTEL8086)
+        not RW:r16/m16                               REX2 o16 F7 /2               REX2_NOT_RM16 (INTEL8086)
         not RW:r32/m32                               F7 /2                        NOT_RM32 (INTEL386)
+        not RW:r32/m32                               REX2 F7 /2                   REX2_NOT_RM32 (INTEL386)
         not RW:r64/m64                               REX.W F7 /2                  NOT_RM64 (X64)
+        not RW:r64/m64                               REX2 REX.W F7 /2             REX2_NOT_RM64 (X64)
         """
 
     def or_(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """or: 19 forms.
+        """or: 34 forms.
 
         or RW:r8/m8, R:r8                            08 /r                        OR_RM8_R8 (INTEL8086)
+        or RW:r8/m8, R:r8                            REX2 08 /r                   REX2_OR_RM8_R8 (INTEL8086)
         or RW:r16/m16, R:r16                         o16 09 /r                    OR_RM16_R16 (INTEL8086)
+        or RW:r16/m16, R:r16                         REX2 o16 09 /r               REX2_OR_RM16_R16 (INTEL8086)
         or RW:r32/m32, R:r32                         09 /r                        OR_RM32_R32 (INTEL386)
+        or RW:r32/m32, R:r32                         REX2 09 /r                   REX2_OR_RM32_R32 (INTEL386)
         or RW:r64/m64, R:r64                         REX.W 09 /r                  OR_RM64_R64 (X64)
+        or RW:r64/m64, R:r64                         REX2 REX.W 09 /r             REX2_OR_RM64_R64 (X64)
         or RW:r8, R:r8/m8                            0A /r                        OR_R8_RM8 (INTEL8086)
+        or RW:r8, R:r8/m8                            REX2 0A /r                   REX2_OR_R8_RM8 (INTEL8086)
         or RW:r16, R:r16/m16                         o16 0B /r                    OR_R16_RM16 (INTEL8086)
+        or RW:r16, R:r16/m16                         REX2 o16 0B /r               REX2_OR_R16_RM16 (INTEL8086)
         or RW:r32, R:r32/m32                         0B /r                        OR_R32_RM32 (INTEL386)
+        or RW:r32, R:r32/m32                         REX2 0B /r                   REX2_OR_R32_RM32 (INTEL386)
         or RW:r64, R:r64/m64                         REX.W 0B /r                  OR_R64_RM64 (X64)
+        or RW:r64, R:r64/m64                         REX2 REX.W 0B /r             REX2_OR_R64_RM64 (X64)
         or RW:r16/m16, R:simm8                       o16 83 /1 ib                 OR_RM16_IMM8 (INTEL8086)
+        or RW:r16/m16, R:simm8                       REX2 o16 83 /1 ib            REX2_OR_RM16_IMM8 (INTEL8086)
         or RW:r32/m32, R:simm8                       83 /1 ib                     OR_RM32_IMM8 (INTEL386)
+        or RW:r32/m32, R:simm8                       REX2 83 /1 ib                REX2_OR_RM32_IMM8 (INTEL386)
         or RW:r64/m64, R:simm8                       REX.W 83 /1 ib               OR_RM64_IMM8 (X64)
+        or RW:r64/m64, R:simm8                       REX2 REX.W 83 /1 ib          REX2_OR_RM64_IMM8 (X64)
         or RW:al, R:imm8                             0C ib                        OR_AL_IMM8 (INTEL8086)
         or RW:ax, R:imm16                            o16 0D iw                    OR_AX_IMM16 (INTEL8086)
         or RW:eax, R:imm32                           0D id                        OR_EAX_IMM32 (INTEL386)
         or RW:rax, R:simm32                          REX.W 0D id                  OR_RAX_IMM32 (X64)
         or RW:r8/m8, R:imm8                          80 /1 ib                     OR_RM8_IMM8 (INTEL8086)
+        or RW:r8/m8, R:imm8                          REX2 80 /1 ib                REX2_OR_RM8_IMM8 (INTEL8086)
         or RW:r16/m16, R:imm16                       o16 81 /1 iw                 OR_RM16_IMM16 (INTEL8086)
+        or RW:r16/m16, R:imm16                       REX2 o16 81 /1 iw            REX2_OR_RM16_IMM16 (INTEL8086)
         or RW:r32/m32, R:imm32                       81 /1 id                     OR_RM32_IMM32 (INTEL386)
+        or RW:r32/m32, R:imm32                       REX2 81 /1 id                REX2_OR_RM32_IMM32 (INTEL386)
         or RW:r64/m64, R:simm32                      REX.W 81 /1 id               OR_RM64_IMM32 (X64)
+        or RW:r64/m64, R:simm32                      REX2 REX.W 81 /1 id          REX2_OR_RM64_IMM32 (X64)
         """
 
     def orpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """orpd: 1 form.
+        """orpd: 2 forms.
 
         orpd RW:xmm, R:xmm/m128                      66 0F 56 /r                  ORPD_XMM_XMMM128 (SSE2)
+        orpd RW:xmm, R:xmm/m128                      REX2 66 0F 56 /r             REX2_ORPD_XMM_XMMM128 (SSE2)
         """
 
     def orps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """orps: 1 form.
+        """orps: 2 forms.
 
         orps RW:xmm, R:xmm/m128                      0F 56 /r                     ORPS_XMM_XMMM128 (SSE)
+        orps RW:xmm, R:xmm/m128                      REX2 0F 56 /r                REX2_ORPS_XMM_XMMM128 (SSE)
         """
 
     def out(self, a: _Reg | _Imm, b: _Reg, *, rc: int | None = None) -> None:
@@ -3583,17 +4029,21 @@ class AsmMethods:
         """
 
     def packssdw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """packssdw: 2 forms.
+        """packssdw: 4 forms.
 
         packssdw RW:xmm, R:xmm/m128                  66 0F 6B /r                  PACKSSDW_XMM_XMMM128 (SSE2)
+        packssdw RW:xmm, R:xmm/m128                  REX2 66 0F 6B /r             REX2_PACKSSDW_XMM_XMMM128 (SSE2)
         packssdw RW:mm, R:mm/m64                     0F 6B /r                     PACKSSDW_MM_MMM64 (MMX)
+        packssdw RW:mm, R:mm/m64                     REX2 0F 6B /r                REX2_PACKSSDW_MM_MMM64 (MMX)
         """
 
     def packsswb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """packsswb: 2 forms.
+        """packsswb: 4 forms.
 
         packsswb RW:xmm, R:xmm/m128                  66 0F 63 /r                  PACKSSWB_XMM_XMMM128 (SSE2)
+        packsswb RW:xmm, R:xmm/m128                  REX2 66 0F 63 /r             REX2_PACKSSWB_XMM_XMMM128 (SSE2)
         packsswb RW:mm, R:mm/m64                     0F 63 /r                     PACKSSWB_MM_MMM64 (MMX)
+        packsswb RW:mm, R:mm/m64                     REX2 0F 63 /r                REX2_PACKSSWB_MM_MMM64 (MMX)
         """
 
     def packusdw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3603,66 +4053,84 @@ class AsmMethods:
         """
 
     def packuswb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """packuswb: 2 forms.
+        """packuswb: 4 forms.
 
         packuswb RW:xmm, R:xmm/m128                  66 0F 67 /r                  PACKUSWB_XMM_XMMM128 (SSE2)
+        packuswb RW:xmm, R:xmm/m128                  REX2 66 0F 67 /r             REX2_PACKUSWB_XMM_XMMM128 (SSE2)
         packuswb RW:mm, R:mm/m64                     0F 67 /r                     PACKUSWB_MM_MMM64 (MMX)
+        packuswb RW:mm, R:mm/m64                     REX2 0F 67 /r                REX2_PACKUSWB_MM_MMM64 (MMX)
         """
 
     def paddb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddb: 2 forms.
+        """paddb: 4 forms.
 
         paddb RW:xmm, R:xmm/m128                     66 0F FC /r                  PADDB_XMM_XMMM128 (SSE2)
+        paddb RW:xmm, R:xmm/m128                     REX2 66 0F FC /r             REX2_PADDB_XMM_XMMM128 (SSE2)
         paddb RW:mm, R:mm/m64                        0F FC /r                     PADDB_MM_MMM64 (MMX)
+        paddb RW:mm, R:mm/m64                        REX2 0F FC /r                REX2_PADDB_MM_MMM64 (MMX)
         """
 
     def paddd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddd: 2 forms.
+        """paddd: 4 forms.
 
         paddd RW:xmm, R:xmm/m128                     66 0F FE /r                  PADDD_XMM_XMMM128 (SSE2)
+        paddd RW:xmm, R:xmm/m128                     REX2 66 0F FE /r             REX2_PADDD_XMM_XMMM128 (SSE2)
         paddd RW:mm, R:mm/m64                        0F FE /r                     PADDD_MM_MMM64 (MMX)
+        paddd RW:mm, R:mm/m64                        REX2 0F FE /r                REX2_PADDD_MM_MMM64 (MMX)
         """
 
     def paddq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddq: 2 forms.
+        """paddq: 4 forms.
 
         paddq RW:xmm, R:xmm/m128                     66 0F D4 /r                  PADDQ_XMM_XMMM128 (SSE2)
+        paddq RW:xmm, R:xmm/m128                     REX2 66 0F D4 /r             REX2_PADDQ_XMM_XMMM128 (SSE2)
         paddq RW:mm, R:mm/m64                        0F D4 /r                     PADDQ_MM_MMM64 (MMX)
+        paddq RW:mm, R:mm/m64                        REX2 0F D4 /r                REX2_PADDQ_MM_MMM64 (MMX)
         """
 
     def paddsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddsb: 2 forms.
+        """paddsb: 4 forms.
 
         paddsb RW:xmm, R:xmm/m128                    66 0F EC /r                  PADDSB_XMM_XMMM128 (SSE2)
+        paddsb RW:xmm, R:xmm/m128                    REX2 66 0F EC /r             REX2_PADDSB_XMM_XMMM128 (SSE2)
         paddsb RW:mm, R:mm/m64                       0F EC /r                     PADDSB_MM_MMM64 (MMX)
+        paddsb RW:mm, R:mm/m64                       REX2 0F EC /r                REX2_PADDSB_MM_MMM64 (MMX)
         """
 
     def paddsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddsw: 2 forms.
+        """paddsw: 4 forms.
 
         paddsw RW:xmm, R:xmm/m128                    66 0F ED /r                  PADDSW_XMM_XMMM128 (SSE2)
+        paddsw RW:xmm, R:xmm/m128                    REX2 66 0F ED /r             REX2_PADDSW_XMM_XMMM128 (SSE2)
         paddsw RW:mm, R:mm/m64                       0F ED /r                     PADDSW_MM_MMM64 (MMX)
+        paddsw RW:mm, R:mm/m64                       REX2 0F ED /r                REX2_PADDSW_MM_MMM64 (MMX)
         """
 
     def paddusb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddusb: 2 forms.
+        """paddusb: 4 forms.
 
         paddusb RW:xmm, R:xmm/m128                   66 0F DC /r                  PADDUSB_XMM_XMMM128 (SSE2)
+        paddusb RW:xmm, R:xmm/m128                   REX2 66 0F DC /r             REX2_PADDUSB_XMM_XMMM128 (SSE2)
         paddusb RW:mm, R:mm/m64                      0F DC /r                     PADDUSB_MM_MMM64 (MMX)
+        paddusb RW:mm, R:mm/m64                      REX2 0F DC /r                REX2_PADDUSB_MM_MMM64 (MMX)
         """
 
     def paddusw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddusw: 2 forms.
+        """paddusw: 4 forms.
 
         paddusw RW:xmm, R:xmm/m128                   66 0F DD /r                  PADDUSW_XMM_XMMM128 (SSE2)
+        paddusw RW:xmm, R:xmm/m128                   REX2 66 0F DD /r             REX2_PADDUSW_XMM_XMMM128 (SSE2)
         paddusw RW:mm, R:mm/m64                      0F DD /r                     PADDUSW_MM_MMM64 (MMX)
+        paddusw RW:mm, R:mm/m64                      REX2 0F DD /r                REX2_PADDUSW_MM_MMM64 (MMX)
         """
 
     def paddw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """paddw: 2 forms.
+        """paddw: 4 forms.
 
         paddw RW:xmm, R:xmm/m128                     66 0F FD /r                  PADDW_XMM_XMMM128 (SSE2)
+        paddw RW:xmm, R:xmm/m128                     REX2 66 0F FD /r             REX2_PADDW_XMM_XMMM128 (SSE2)
         paddw RW:mm, R:mm/m64                        0F FD /r                     PADDW_MM_MMM64 (MMX)
+        paddw RW:mm, R:mm/m64                        REX2 0F FD /r                REX2_PADDW_MM_MMM64 (MMX)
         """
 
     def palignr(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -3673,17 +4141,21 @@ class AsmMethods:
         """
 
     def pand(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pand: 2 forms.
+        """pand: 4 forms.
 
         pand RW:xmm, R:xmm/m128                      66 0F DB /r                  PAND_XMM_XMMM128 (SSE2)
+        pand RW:xmm, R:xmm/m128                      REX2 66 0F DB /r             REX2_PAND_XMM_XMMM128 (SSE2)
         pand RW:mm, R:mm/m64                         0F DB /r                     PAND_MM_MMM64 (MMX)
+        pand RW:mm, R:mm/m64                         REX2 0F DB /r                REX2_PAND_MM_MMM64 (MMX)
         """
 
     def pandn(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pandn: 2 forms.
+        """pandn: 4 forms.
 
         pandn RW:xmm, R:xmm/m128                     66 0F DF /r                  PANDN_XMM_XMMM128 (SSE2)
+        pandn RW:xmm, R:xmm/m128                     REX2 66 0F DF /r             REX2_PANDN_XMM_XMMM128 (SSE2)
         pandn RW:mm, R:mm/m64                        0F DF /r                     PANDN_MM_MMM64 (MMX)
+        pandn RW:mm, R:mm/m64                        REX2 0F DF /r                REX2_PANDN_MM_MMM64 (MMX)
         """
 
     def pause(self, *, rc: int | None = None) -> None:
@@ -3693,10 +4165,12 @@ class AsmMethods:
         """
 
     def pavgb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pavgb: 2 forms.
+        """pavgb: 4 forms.
 
         pavgb RW:xmm, R:xmm/m128                     66 0F E0 /r                  PAVGB_XMM_XMMM128 (SSE2)
+        pavgb RW:xmm, R:xmm/m128                     REX2 66 0F E0 /r             REX2_PAVGB_XMM_XMMM128 (SSE2)
         pavgb RW:mm, R:mm/m64                        0F E0 /r                     PAVGB_MM_MMM64 (SSE)
+        pavgb RW:mm, R:mm/m64                        REX2 0F E0 /r                REX2_PAVGB_MM_MMM64 (SSE)
         """
 
     def pavgusb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3706,10 +4180,12 @@ class AsmMethods:
         """
 
     def pavgw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pavgw: 2 forms.
+        """pavgw: 4 forms.
 
         pavgw RW:xmm, R:xmm/m128                     66 0F E3 /r                  PAVGW_XMM_XMMM128 (SSE2)
+        pavgw RW:xmm, R:xmm/m128                     REX2 66 0F E3 /r             REX2_PAVGW_XMM_XMMM128 (SSE2)
         pavgw RW:mm, R:mm/m64                        0F E3 /r                     PAVGW_MM_MMM64 (SSE)
+        pavgw RW:mm, R:mm/m64                        REX2 0F E3 /r                REX2_PAVGW_MM_MMM64 (SSE)
         """
 
     def pblendvb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3737,17 +4213,21 @@ class AsmMethods:
         """
 
     def pcmpeqb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pcmpeqb: 2 forms.
+        """pcmpeqb: 4 forms.
 
         pcmpeqb RW:xmm, R:xmm/m128                   66 0F 74 /r                  PCMPEQB_XMM_XMMM128 (SSE2)
+        pcmpeqb RW:xmm, R:xmm/m128                   REX2 66 0F 74 /r             REX2_PCMPEQB_XMM_XMMM128 (SSE2)
         pcmpeqb RW:mm, R:mm/m64                      0F 74 /r                     PCMPEQB_MM_MMM64 (MMX)
+        pcmpeqb RW:mm, R:mm/m64                      REX2 0F 74 /r                REX2_PCMPEQB_MM_MMM64 (MMX)
         """
 
     def pcmpeqd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pcmpeqd: 2 forms.
+        """pcmpeqd: 4 forms.
 
         pcmpeqd RW:xmm, R:xmm/m128                   66 0F 76 /r                  PCMPEQD_XMM_XMMM128 (SSE2)
+        pcmpeqd RW:xmm, R:xmm/m128                   REX2 66 0F 76 /r             REX2_PCMPEQD_XMM_XMMM128 (SSE2)
         pcmpeqd RW:mm, R:mm/m64                      0F 76 /r                     PCMPEQD_MM_MMM64 (MMX)
+        pcmpeqd RW:mm, R:mm/m64                      REX2 0F 76 /r                REX2_PCMPEQD_MM_MMM64 (MMX)
         """
 
     def pcmpeqq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3757,10 +4237,12 @@ class AsmMethods:
         """
 
     def pcmpeqw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pcmpeqw: 2 forms.
+        """pcmpeqw: 4 forms.
 
         pcmpeqw RW:xmm, R:xmm/m128                   66 0F 75 /r                  PCMPEQW_XMM_XMMM128 (SSE2)
+        pcmpeqw RW:xmm, R:xmm/m128                   REX2 66 0F 75 /r             REX2_PCMPEQW_XMM_XMMM128 (SSE2)
         pcmpeqw RW:mm, R:mm/m64                      0F 75 /r                     PCMPEQW_MM_MMM64 (MMX)
+        pcmpeqw RW:mm, R:mm/m64                      REX2 0F 75 /r                REX2_PCMPEQW_MM_MMM64 (MMX)
         """
 
     def pcmpestri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -3788,17 +4270,21 @@ class AsmMethods:
         """
 
     def pcmpgtb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pcmpgtb: 2 forms.
+        """pcmpgtb: 4 forms.
 
         pcmpgtb RW:xmm, R:xmm/m128                   66 0F 64 /r                  PCMPGTB_XMM_XMMM128 (SSE2)
+        pcmpgtb RW:xmm, R:xmm/m128                   REX2 66 0F 64 /r             REX2_PCMPGTB_XMM_XMMM128 (SSE2)
         pcmpgtb RW:mm, R:mm/m64                      0F 64 /r                     PCMPGTB_MM_MMM64 (MMX)
+        pcmpgtb RW:mm, R:mm/m64                      REX2 0F 64 /r                REX2_PCMPGTB_MM_MMM64 (MMX)
         """
 
     def pcmpgtd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pcmpgtd: 2 forms.
+        """pcmpgtd: 4 forms.
 
         pcmpgtd RW:xmm, R:xmm/m128                   66 0F 66 /r                  PCMPGTD_XMM_XMMM128 (SSE2)
+        pcmpgtd RW:xmm, R:xmm/m128                   REX2 66 0F 66 /r             REX2_PCMPGTD_XMM_XMMM128 (SSE2)
         pcmpgtd RW:mm, R:mm/m64                      0F 66 /r                     PCMPGTD_MM_MMM64 (MMX)
+        pcmpgtd RW:mm, R:mm/m64                      REX2 0F 66 /r                REX2_PCMPGTD_MM_MMM64 (MMX)
         """
 
     def pcmpgtq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -3808,10 +4294,12 @@ class AsmMethods:
         """
 
     def pcmpgtw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pcmpgtw: 2 forms.
+        """pcmpgtw: 4 forms.
 
         pcmpgtw RW:xmm, R:xmm/m128                   66 0F 65 /r                  PCMPGTW_XMM_XMMM128 (SSE2)
+        pcmpgtw RW:xmm, R:xmm/m128                   REX2 66 0F 65 /r             REX2_PCMPGTW_XMM_XMMM128 (SSE2)
         pcmpgtw RW:mm, R:mm/m64                      0F 65 /r                     PCMPGTW_MM_MMM64 (MMX)
+        pcmpgtw RW:mm, R:mm/m64                      REX2 0F 65 /r                REX2_PCMPGTW_MM_MMM64 (MMX)
         """
 
     def pcmpistri(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -3866,14 +4354,17 @@ class AsmMethods:
         """
 
     def pextrw(self, a: _Reg | _Mem, b: _Reg, c: _Imm, *, rc: int | None = None) -> None:
-        """pextrw: 6 forms.
+        """pextrw: 9 forms.
 
         pextrw W:r32, R:xmm, R:imm8                  66 0F C5 /r ib               PEXTRW_R32_XMM_IMM8 (SSE2)
+        pextrw W:r32, R:xmm, R:imm8                  REX2 66 0F C5 /r ib          REX2_PEXTRW_R32_XMM_IMM8 (SSE2)
         pextrw W:r64, R:xmm, R:imm8                  66 REX.W 0F C5 /r ib         PEXTRW_R64_XMM_IMM8 (SSE2)
         pextrw W:r32/m16, R:xmm, R:imm8              66 0F 3A 15 /r ib            PEXTRW_R32M16_XMM_IMM8 (SSE4_1)
         pextrw W:r64/m16, R:xmm, R:imm8              66 REX.W 0F 3A 15 /r ib      PEXTRW_R64M16_XMM_IMM8 (SSE4_1)
         pextrw W:r32, R:mm, R:imm8                   0F C5 /r ib                  PEXTRW_R32_MM_IMM8 (SSE)
+        pextrw W:r32, R:mm, R:imm8                   REX2 0F C5 /r ib             REX2_PEXTRW_R32_MM_IMM8 (SSE)
         pextrw W:r64, R:mm, R:imm8                   REX.W 0F C5 /r ib            PEXTRW_R64_MM_IMM8 (SSE)
+        pextrw W:r64, R:mm, R:imm8                   REX2 REX.W 0F C5 /r ib       REX2_PEXTRW_R64_MM_IMM8 (SSE)
         """
 
     def pf2id(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4070,12 +4561,15 @@ class AsmMethods:
         """
 
     def pinsrw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """pinsrw: 4 forms.
+        """pinsrw: 7 forms.
 
         pinsrw RW:xmm, R:r32/m16, R:imm8             66 0F C4 /r ib               PINSRW_XMM_R32M16_IMM8 (SSE2)
+        pinsrw RW:xmm, R:r32/m16, R:imm8             REX2 66 0F C4 /r ib          REX2_PINSRW_XMM_R32M16_IMM8 (SSE2)
         pinsrw RW:xmm, R:r64/m16, R:imm8             66 REX.W 0F C4 /r ib         PINSRW_XMM_R64M16_IMM8 (SSE2)
         pinsrw RW:mm, R:r32/m16, R:imm8              0F C4 /r ib                  PINSRW_MM_R32M16_IMM8 (SSE)
+        pinsrw RW:mm, R:r32/m16, R:imm8              REX2 0F C4 /r ib             REX2_PINSRW_MM_R32M16_IMM8 (SSE)
         pinsrw RW:mm, R:r64/m16, R:imm8              REX.W 0F C4 /r ib            PINSRW_MM_R64M16_IMM8 (SSE)
+        pinsrw RW:mm, R:r64/m16, R:imm8              REX2 REX.W 0F C4 /r ib       REX2_PINSRW_MM_R64M16_IMM8 (SSE)
         """
 
     def pmaddubsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4086,10 +4580,12 @@ class AsmMethods:
         """
 
     def pmaddwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmaddwd: 2 forms.
+        """pmaddwd: 4 forms.
 
         pmaddwd RW:xmm, R:xmm/m128                   66 0F F5 /r                  PMADDWD_XMM_XMMM128 (SSE2)
+        pmaddwd RW:xmm, R:xmm/m128                   REX2 66 0F F5 /r             REX2_PMADDWD_XMM_XMMM128 (SSE2)
         pmaddwd RW:mm, R:mm/m64                      0F F5 /r                     PMADDWD_MM_MMM64 (MMX)
+        pmaddwd RW:mm, R:mm/m64                      REX2 0F F5 /r                REX2_PMADDWD_MM_MMM64 (MMX)
         """
 
     def pmaxsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4105,17 +4601,21 @@ class AsmMethods:
         """
 
     def pmaxsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmaxsw: 2 forms.
+        """pmaxsw: 4 forms.
 
         pmaxsw RW:xmm, R:xmm/m128                    66 0F EE /r                  PMAXSW_XMM_XMMM128 (SSE2)
+        pmaxsw RW:xmm, R:xmm/m128                    REX2 66 0F EE /r             REX2_PMAXSW_XMM_XMMM128 (SSE2)
         pmaxsw RW:mm, R:mm/m64                       0F EE /r                     PMAXSW_MM_MMM64 (SSE)
+        pmaxsw RW:mm, R:mm/m64                       REX2 0F EE /r                REX2_PMAXSW_MM_MMM64 (SSE)
         """
 
     def pmaxub(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmaxub: 2 forms.
+        """pmaxub: 4 forms.
 
         pmaxub RW:xmm, R:xmm/m128                    66 0F DE /r                  PMAXUB_XMM_XMMM128 (SSE2)
+        pmaxub RW:xmm, R:xmm/m128                    REX2 66 0F DE /r             REX2_PMAXUB_XMM_XMMM128 (SSE2)
         pmaxub RW:mm, R:mm/m64                       0F DE /r                     PMAXUB_MM_MMM64 (SSE)
+        pmaxub RW:mm, R:mm/m64                       REX2 0F DE /r                REX2_PMAXUB_MM_MMM64 (SSE)
         """
 
     def pmaxud(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4143,17 +4643,21 @@ class AsmMethods:
         """
 
     def pminsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pminsw: 2 forms.
+        """pminsw: 4 forms.
 
         pminsw RW:xmm, R:xmm/m128                    66 0F EA /r                  PMINSW_XMM_XMMM128 (SSE2)
+        pminsw RW:xmm, R:xmm/m128                    REX2 66 0F EA /r             REX2_PMINSW_XMM_XMMM128 (SSE2)
         pminsw RW:mm, R:mm/m64                       0F EA /r                     PMINSW_MM_MMM64 (SSE)
+        pminsw RW:mm, R:mm/m64                       REX2 0F EA /r                REX2_PMINSW_MM_MMM64 (SSE)
         """
 
     def pminub(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pminub: 2 forms.
+        """pminub: 4 forms.
 
         pminub RW:xmm, R:xmm/m128                    66 0F DA /r                  PMINUB_XMM_XMMM128 (SSE2)
+        pminub RW:xmm, R:xmm/m128                    REX2 66 0F DA /r             REX2_PMINUB_XMM_XMMM128 (SSE2)
         pminub RW:mm, R:mm/m64                       0F DA /r                     PMINUB_MM_MMM64 (SSE)
+        pminub RW:mm, R:mm/m64                       REX2 0F DA /r                REX2_PMINUB_MM_MMM64 (SSE)
         """
 
     def pminud(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4169,12 +4673,15 @@ class AsmMethods:
         """
 
     def pmovmskb(self, a: _Reg, b: _Reg, *, rc: int | None = None) -> None:
-        """pmovmskb: 4 forms.
+        """pmovmskb: 7 forms.
 
         pmovmskb W:r32, R:xmm                        66 0F D7 /r                  PMOVMSKB_R32_XMM (SSE2)
+        pmovmskb W:r32, R:xmm                        REX2 66 0F D7 /r             REX2_PMOVMSKB_R32_XMM (SSE2)
         pmovmskb W:r64, R:xmm                        66 REX.W 0F D7 /r            PMOVMSKB_R64_XMM (SSE2)
         pmovmskb W:r32, R:mm                         0F D7 /r                     PMOVMSKB_R32_MM (SSE)
+        pmovmskb W:r32, R:mm                         REX2 0F D7 /r                REX2_PMOVMSKB_R32_MM (SSE)
         pmovmskb W:r64, R:mm                         REX.W 0F D7 /r               PMOVMSKB_R64_MM (SSE)
+        pmovmskb W:r64, R:mm                         REX2 REX.W 0F D7 /r          REX2_PMOVMSKB_R64_MM (SSE)
         """
 
     def pmovsxbd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4269,17 +4776,21 @@ class AsmMethods:
         """
 
     def pmulhuw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmulhuw: 2 forms.
+        """pmulhuw: 4 forms.
 
         pmulhuw RW:xmm, R:xmm/m128                   66 0F E4 /r                  PMULHUW_XMM_XMMM128 (SSE2)
+        pmulhuw RW:xmm, R:xmm/m128                   REX2 66 0F E4 /r             REX2_PMULHUW_XMM_XMMM128 (SSE2)
         pmulhuw RW:mm, R:mm/m64                      0F E4 /r                     PMULHUW_MM_MMM64 (SSE)
+        pmulhuw RW:mm, R:mm/m64                      REX2 0F E4 /r                REX2_PMULHUW_MM_MMM64 (SSE)
         """
 
     def pmulhw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmulhw: 2 forms.
+        """pmulhw: 4 forms.
 
         pmulhw RW:xmm, R:xmm/m128                    66 0F E5 /r                  PMULHW_XMM_XMMM128 (SSE2)
+        pmulhw RW:xmm, R:xmm/m128                    REX2 66 0F E5 /r             REX2_PMULHW_XMM_XMMM128 (SSE2)
         pmulhw RW:mm, R:mm/m64                       0F E5 /r                     PMULHW_MM_MMM64 (MMX)
+        pmulhw RW:mm, R:mm/m64                       REX2 0F E5 /r                REX2_PMULHW_MM_MMM64 (MMX)
         """
 
     def pmulld(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4289,36 +4800,47 @@ class AsmMethods:
         """
 
     def pmullw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmullw: 2 forms.
+        """pmullw: 4 forms.
 
         pmullw RW:xmm, R:xmm/m128                    66 0F D5 /r                  PMULLW_XMM_XMMM128 (SSE2)
+        pmullw RW:xmm, R:xmm/m128                    REX2 66 0F D5 /r             REX2_PMULLW_XMM_XMMM128 (SSE2)
         pmullw RW:mm, R:mm/m64                       0F D5 /r                     PMULLW_MM_MMM64 (MMX)
+        pmullw RW:mm, R:mm/m64                       REX2 0F D5 /r                REX2_PMULLW_MM_MMM64 (MMX)
         """
 
     def pmuludq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pmuludq: 2 forms.
+        """pmuludq: 4 forms.
 
         pmuludq RW:xmm, R:xmm/m128                   66 0F F4 /r                  PMULUDQ_XMM_XMMM128 (SSE2)
+        pmuludq RW:xmm, R:xmm/m128                   REX2 66 0F F4 /r             REX2_PMULUDQ_XMM_XMMM128 (SSE2)
         pmuludq RW:mm, R:mm/m64                      0F F4 /r                     PMULUDQ_MM_MMM64 (SSE2)
+        pmuludq RW:mm, R:mm/m64                      REX2 0F F4 /r                REX2_PMULUDQ_MM_MMM64 (SSE2)
         """
 
     def pop(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pop: 6 forms.
+        """pop: 10 forms.
 
         pop W:r16                                    o16 58+rw                    POP_R16 (INTEL8086)
+        pop W:r16                                    REX2 o16 58+rw               REX2_POP_R16 (INTEL8086)
         pop W:r64                                    58+ro                        POP_R64 (X64)
+        pop W:r64                                    REX2 58+ro                   REX2_POP_R64 (X64)
         pop W:r16/m16                                o16 8F /0                    POP_RM16 (INTEL8086)
+        pop W:r16/m16                                REX2 o16 8F /0               REX2_POP_RM16 (INTEL8086)
         pop W:r64/m64                                8F /0                        POP_RM64 (X64)
+        pop W:r64/m64                                REX2 8F /0                   REX2_POP_RM64 (X64)
         pop W:fs                                     0F A1                        POPQ_FS (X64)
         pop W:gs                                     0F A9                        POPQ_GS (X64)
         """
 
     def popcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """popcnt: 3 forms.
+        """popcnt: 6 forms.
 
         popcnt W:r16, R:r16/m16                      o16 F3 0F B8 /r              POPCNT_R16_RM16 (POPCNT)
+        popcnt W:r16, R:r16/m16                      REX2 o16 F3 0F B8 /r         REX2_POPCNT_R16_RM16 (POPCNT)
         popcnt W:r32, R:r32/m32                      F3 0F B8 /r                  POPCNT_R32_RM32 (POPCNT)
+        popcnt W:r32, R:r32/m32                      REX2 F3 0F B8 /r             REX2_POPCNT_R32_RM32 (POPCNT)
         popcnt W:r64, R:r64/m64                      F3 REX.W 0F B8 /r            POPCNT_R64_RM64 (POPCNT)
+        popcnt W:r64, R:r64/m64                      REX2 F3 REX.W 0F B8 /r       REX2_POPCNT_R64_RM64 (POPCNT)
         """
 
     def popf(self, *, rc: int | None = None) -> None:
@@ -4341,16 +4863,19 @@ class AsmMethods:
         """
 
     def por(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """por: 2 forms.
+        """por: 4 forms.
 
         por RW:xmm, R:xmm/m128                       66 0F EB /r                  POR_XMM_XMMM128 (SSE2)
+        por RW:xmm, R:xmm/m128                       REX2 66 0F EB /r             REX2_POR_XMM_XMMM128 (SSE2)
         por RW:mm, R:mm/m64                          0F EB /r                     POR_MM_MMM64 (MMX)
+        por RW:mm, R:mm/m64                          REX2 0F EB /r                REX2_POR_MM_MMM64 (MMX)
         """
 
     def prefetch(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetch: 5 forms.
+        """prefetch: 6 forms.
 
         prefetch N:m8                                0F 0D /0                     PREFETCH_M8 (PREFETCHW)
+        prefetch N:m8                                REX2 0F 0D /0                REX2_PREFETCH_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /4                     PREFETCHRESERVED4_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /5                     PREFETCHRESERVED5_M8 (PREFETCHW)
         prefetch N:m8                                0F 0D /6                     PREFETCHRESERVED6_M8 (PREFETCHW)
@@ -4358,65 +4883,76 @@ class AsmMethods:
         """
 
     def prefetchit0(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchit0: 1 form.
+        """prefetchit0: 2 forms.
 
         prefetchit0 N:m8                             0F 18 /7                     PREFETCHIT0_M8 (PREFETCHITI)
+        prefetchit0 N:m8                             REX2 0F 18 /7                REX2_PREFETCHIT0_M8 (PREFETCHITI)
         """
 
     def prefetchit1(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchit1: 1 form.
+        """prefetchit1: 2 forms.
 
         prefetchit1 N:m8                             0F 18 /6                     PREFETCHIT1_M8 (PREFETCHITI)
+        prefetchit1 N:m8                             REX2 0F 18 /6                REX2_PREFETCHIT1_M8 (PREFETCHITI)
         """
 
     def prefetchnta(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchnta: 1 form.
+        """prefetchnta: 2 forms.
 
         prefetchnta N:m8                             0F 18 /0                     PREFETCHNTA_M8 (SSE)
+        prefetchnta N:m8                             REX2 0F 18 /0                REX2_PREFETCHNTA_M8 (SSE)
         """
 
     def prefetchrst2(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchrst2: 1 form.
+        """prefetchrst2: 2 forms.
 
         prefetchrst2 N:m8                            0F 18 /4                     PREFETCHRST2_M8 (MOVRS)
+        prefetchrst2 N:m8                            REX2 0F 18 /4                REX2_PREFETCHRST2_M8 (MOVRS)
         """
 
     def prefetcht0(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetcht0: 1 form.
+        """prefetcht0: 2 forms.
 
         prefetcht0 N:m8                              0F 18 /1                     PREFETCHT0_M8 (SSE)
+        prefetcht0 N:m8                              REX2 0F 18 /1                REX2_PREFETCHT0_M8 (SSE)
         """
 
     def prefetcht1(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetcht1: 1 form.
+        """prefetcht1: 2 forms.
 
         prefetcht1 N:m8                              0F 18 /2                     PREFETCHT1_M8 (SSE)
+        prefetcht1 N:m8                              REX2 0F 18 /2                REX2_PREFETCHT1_M8 (SSE)
         """
 
     def prefetcht2(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetcht2: 1 form.
+        """prefetcht2: 2 forms.
 
         prefetcht2 N:m8                              0F 18 /3                     PREFETCHT2_M8 (SSE)
+        prefetcht2 N:m8                              REX2 0F 18 /3                REX2_PREFETCHT2_M8 (SSE)
         """
 
     def prefetchw(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchw: 2 forms.
+        """prefetchw: 3 forms.
 
         prefetchw N:m8                               0F 0D /1                     PREFETCHW_M8 (PREFETCHW)
+        prefetchw N:m8                               REX2 0F 0D /1                REX2_PREFETCHW_M8 (PREFETCHW)
         prefetchw N:m8                               0F 0D /3                     PREFETCHRESERVED3_M8 (PREFETCHW)
         """
 
     def prefetchwt1(self, a: _Mem, *, rc: int | None = None) -> None:
-        """prefetchwt1: 1 form.
+        """prefetchwt1: 2 forms.
 
         prefetchwt1 N:m8                             0F 0D /2                     PREFETCHWT1_M8 (PREFETCHWT1)
+        prefetchwt1 N:m8                             REX2 0F 0D /2                REX2_PREFETCHWT1_M8 (PREFETCHWT1)
         """
 
     def psadbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psadbw: 2 forms.
+        """psadbw: 4 forms.
 
         psadbw RW:xmm, R:xmm/m128                    66 0F F6 /r                  PSADBW_XMM_XMMM128 (SSE2)
+        psadbw RW:xmm, R:xmm/m128                    REX2 66 0F F6 /r             REX2_PSADBW_XMM_XMMM128 (SSE2)
         psadbw RW:mm, R:mm/m64                       0F F6 /r                     PSADBW_MM_MMM64 (SSE)
+        psadbw RW:mm, R:mm/m64                       REX2 0F F6 /r                REX2_PSADBW_MM_MMM64 (SSE)
         """
 
     def pshufb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4427,27 +4963,31 @@ class AsmMethods:
         """
 
     def pshufd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """pshufd: 1 form.
+        """pshufd: 2 forms.
 
         pshufd W:xmm, R:xmm/m128, R:imm8             66 0F 70 /r ib               PSHUFD_XMM_XMMM128_IMM8 (SSE2)
+        pshufd W:xmm, R:xmm/m128, R:imm8             REX2 66 0F 70 /r ib          REX2_PSHUFD_XMM_XMMM128_IMM8 (SSE2)
         """
 
     def pshufhw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """pshufhw: 1 form.
+        """pshufhw: 2 forms.
 
         pshufhw W:xmm, R:xmm/m128, R:imm8            F3 0F 70 /r ib               PSHUFHW_XMM_XMMM128_IMM8 (SSE2)
+        pshufhw W:xmm, R:xmm/m128, R:imm8            REX2 F3 0F 70 /r ib          REX2_PSHUFHW_XMM_XMMM128_IMM8 (SSE2)
         """
 
     def pshuflw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """pshuflw: 1 form.
+        """pshuflw: 2 forms.
 
         pshuflw W:xmm, R:xmm/m128, R:imm8            F2 0F 70 /r ib               PSHUFLW_XMM_XMMM128_IMM8 (SSE2)
+        pshuflw W:xmm, R:xmm/m128, R:imm8            REX2 F2 0F 70 /r ib          REX2_PSHUFLW_XMM_XMMM128_IMM8 (SSE2)
         """
 
     def pshufw(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """pshufw: 1 form.
+        """pshufw: 2 forms.
 
         pshufw W:mm, R:mm/m64, R:imm8                0F 70 /r ib                  PSHUFW_MM_MMM64_IMM8 (SSE)
+        pshufw W:mm, R:mm/m64, R:imm8                REX2 0F 70 /r ib             REX2_PSHUFW_MM_MMM64_IMM8 (SSE)
         """
 
     def psignb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4472,12 +5012,14 @@ class AsmMethods:
         """
 
     def pslld(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """pslld: 4 forms.
+        """pslld: 6 forms.
 
         pslld RW:xmm, R:imm8                         66 0F 72 /6 ib               PSLLD_XMM_IMM8 (SSE2)
         pslld RW:xmm, R:xmm/m128                     66 0F F2 /r                  PSLLD_XMM_XMMM128 (SSE2)
+        pslld RW:xmm, R:xmm/m128                     REX2 66 0F F2 /r             REX2_PSLLD_XMM_XMMM128 (SSE2)
         pslld RW:mm, R:imm8                          0F 72 /6 ib                  PSLLD_MM_IMM8 (MMX)
         pslld RW:mm, R:mm/m64                        0F F2 /r                     PSLLD_MM_MMM64 (MMX)
+        pslld RW:mm, R:mm/m64                        REX2 0F F2 /r                REX2_PSLLD_MM_MMM64 (MMX)
         """
 
     def pslldq(self, a: _Reg, b: _Imm, *, rc: int | None = None) -> None:
@@ -4487,21 +5029,25 @@ class AsmMethods:
         """
 
     def psllq(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psllq: 4 forms.
+        """psllq: 6 forms.
 
         psllq RW:xmm, R:imm8                         66 0F 73 /6 ib               PSLLQ_XMM_IMM8 (SSE2)
         psllq RW:xmm, R:xmm/m128                     66 0F F3 /r                  PSLLQ_XMM_XMMM128 (SSE2)
+        psllq RW:xmm, R:xmm/m128                     REX2 66 0F F3 /r             REX2_PSLLQ_XMM_XMMM128 (SSE2)
         psllq RW:mm, R:imm8                          0F 73 /6 ib                  PSLLQ_MM_IMM8 (MMX)
         psllq RW:mm, R:mm/m64                        0F F3 /r                     PSLLQ_MM_MMM64 (MMX)
+        psllq RW:mm, R:mm/m64                        REX2 0F F3 /r                REX2_PSLLQ_MM_MMM64 (MMX)
         """
 
     def psllw(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psllw: 4 forms.
+        """psllw: 6 forms.
 
         psllw RW:xmm, R:imm8                         66 0F 71 /6 ib               PSLLW_XMM_IMM8 (SSE2)
         psllw RW:xmm, R:xmm/m128                     66 0F F1 /r                  PSLLW_XMM_XMMM128 (SSE2)
+        psllw RW:xmm, R:xmm/m128                     REX2 66 0F F1 /r             REX2_PSLLW_XMM_XMMM128 (SSE2)
         psllw RW:mm, R:imm8                          0F 71 /6 ib                  PSLLW_MM_IMM8 (MMX)
         psllw RW:mm, R:mm/m64                        0F F1 /r                     PSLLW_MM_MMM64 (MMX)
+        psllw RW:mm, R:mm/m64                        REX2 0F F1 /r                REX2_PSLLW_MM_MMM64 (MMX)
         """
 
     def psmash(self, *, rc: int | None = None) -> None:
@@ -4511,30 +5057,36 @@ class AsmMethods:
         """
 
     def psrad(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psrad: 4 forms.
+        """psrad: 6 forms.
 
         psrad RW:xmm, R:imm8                         66 0F 72 /4 ib               PSRAD_XMM_IMM8 (SSE2)
         psrad RW:xmm, R:xmm/m128                     66 0F E2 /r                  PSRAD_XMM_XMMM128 (SSE2)
+        psrad RW:xmm, R:xmm/m128                     REX2 66 0F E2 /r             REX2_PSRAD_XMM_XMMM128 (SSE2)
         psrad RW:mm, R:imm8                          0F 72 /4 ib                  PSRAD_MM_IMM8 (MMX)
         psrad RW:mm, R:mm/m64                        0F E2 /r                     PSRAD_MM_MMM64 (MMX)
+        psrad RW:mm, R:mm/m64                        REX2 0F E2 /r                REX2_PSRAD_MM_MMM64 (MMX)
         """
 
     def psraw(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psraw: 4 forms.
+        """psraw: 6 forms.
 
         psraw RW:xmm, R:imm8                         66 0F 71 /4 ib               PSRAW_XMM_IMM8 (SSE2)
         psraw RW:xmm, R:xmm/m128                     66 0F E1 /r                  PSRAW_XMM_XMMM128 (SSE2)
+        psraw RW:xmm, R:xmm/m128                     REX2 66 0F E1 /r             REX2_PSRAW_XMM_XMMM128 (SSE2)
         psraw RW:mm, R:imm8                          0F 71 /4 ib                  PSRAW_MM_IMM8 (MMX)
         psraw RW:mm, R:mm/m64                        0F E1 /r                     PSRAW_MM_MMM64 (MMX)
+        psraw RW:mm, R:mm/m64                        REX2 0F E1 /r                REX2_PSRAW_MM_MMM64 (MMX)
         """
 
     def psrld(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psrld: 4 forms.
+        """psrld: 6 forms.
 
         psrld RW:xmm, R:imm8                         66 0F 72 /2 ib               PSRLD_XMM_IMM8 (SSE2)
         psrld RW:xmm, R:xmm/m128                     66 0F D2 /r                  PSRLD_XMM_XMMM128 (SSE2)
+        psrld RW:xmm, R:xmm/m128                     REX2 66 0F D2 /r             REX2_PSRLD_XMM_XMMM128 (SSE2)
         psrld RW:mm, R:imm8                          0F 72 /2 ib                  PSRLD_MM_IMM8 (MMX)
         psrld RW:mm, R:mm/m64                        0F D2 /r                     PSRLD_MM_MMM64 (MMX)
+        psrld RW:mm, R:mm/m64                        REX2 0F D2 /r                REX2_PSRLD_MM_MMM64 (MMX)
         """
 
     def psrldq(self, a: _Reg, b: _Imm, *, rc: int | None = None) -> None:
@@ -4544,77 +5096,97 @@ class AsmMethods:
         """
 
     def psrlq(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psrlq: 4 forms.
+        """psrlq: 6 forms.
 
         psrlq RW:xmm, R:imm8                         66 0F 73 /2 ib               PSRLQ_XMM_IMM8 (SSE2)
         psrlq RW:xmm, R:xmm/m128                     66 0F D3 /r                  PSRLQ_XMM_XMMM128 (SSE2)
+        psrlq RW:xmm, R:xmm/m128                     REX2 66 0F D3 /r             REX2_PSRLQ_XMM_XMMM128 (SSE2)
         psrlq RW:mm, R:imm8                          0F 73 /2 ib                  PSRLQ_MM_IMM8 (MMX)
         psrlq RW:mm, R:mm/m64                        0F D3 /r                     PSRLQ_MM_MMM64 (MMX)
+        psrlq RW:mm, R:mm/m64                        REX2 0F D3 /r                REX2_PSRLQ_MM_MMM64 (MMX)
         """
 
     def psrlw(self, a: _Reg, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """psrlw: 4 forms.
+        """psrlw: 6 forms.
 
         psrlw RW:xmm, R:imm8                         66 0F 71 /2 ib               PSRLW_XMM_IMM8 (SSE2)
         psrlw RW:xmm, R:xmm/m128                     66 0F D1 /r                  PSRLW_XMM_XMMM128 (SSE2)
+        psrlw RW:xmm, R:xmm/m128                     REX2 66 0F D1 /r             REX2_PSRLW_XMM_XMMM128 (SSE2)
         psrlw RW:mm, R:imm8                          0F 71 /2 ib                  PSRLW_MM_IMM8 (MMX)
         psrlw RW:mm, R:mm/m64                        0F D1 /r                     PSRLW_MM_MMM64 (MMX)
+        psrlw RW:mm, R:mm/m64                        REX2 0F D1 /r                REX2_PSRLW_MM_MMM64 (MMX)
         """
 
     def psubb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubb: 2 forms.
+        """psubb: 4 forms.
 
         psubb RW:xmm, R:xmm/m128                     66 0F F8 /r                  PSUBB_XMM_XMMM128 (SSE2)
+        psubb RW:xmm, R:xmm/m128                     REX2 66 0F F8 /r             REX2_PSUBB_XMM_XMMM128 (SSE2)
         psubb RW:mm, R:mm/m64                        0F F8 /r                     PSUBB_MM_MMM64 (MMX)
+        psubb RW:mm, R:mm/m64                        REX2 0F F8 /r                REX2_PSUBB_MM_MMM64 (MMX)
         """
 
     def psubd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubd: 2 forms.
+        """psubd: 4 forms.
 
         psubd RW:xmm, R:xmm/m128                     66 0F FA /r                  PSUBD_XMM_XMMM128 (SSE2)
+        psubd RW:xmm, R:xmm/m128                     REX2 66 0F FA /r             REX2_PSUBD_XMM_XMMM128 (SSE2)
         psubd RW:mm, R:mm/m64                        0F FA /r                     PSUBD_MM_MMM64 (MMX)
+        psubd RW:mm, R:mm/m64                        REX2 0F FA /r                REX2_PSUBD_MM_MMM64 (MMX)
         """
 
     def psubq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubq: 2 forms.
+        """psubq: 4 forms.
 
         psubq RW:xmm, R:xmm/m128                     66 0F FB /r                  PSUBQ_XMM_XMMM128 (SSE2)
+        psubq RW:xmm, R:xmm/m128                     REX2 66 0F FB /r             REX2_PSUBQ_XMM_XMMM128 (SSE2)
         psubq RW:mm, R:mm/m64                        0F FB /r                     PSUBQ_MM_MMM64 (SSE2)
+        psubq RW:mm, R:mm/m64                        REX2 0F FB /r                REX2_PSUBQ_MM_MMM64 (SSE2)
         """
 
     def psubsb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubsb: 2 forms.
+        """psubsb: 4 forms.
 
         psubsb RW:xmm, R:xmm/m128                    66 0F E8 /r                  PSUBSB_XMM_XMMM128 (SSE2)
+        psubsb RW:xmm, R:xmm/m128                    REX2 66 0F E8 /r             REX2_PSUBSB_XMM_XMMM128 (SSE2)
         psubsb RW:mm, R:mm/m64                       0F E8 /r                     PSUBSB_MM_MMM64 (MMX)
+        psubsb RW:mm, R:mm/m64                       REX2 0F E8 /r                REX2_PSUBSB_MM_MMM64 (MMX)
         """
 
     def psubsw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubsw: 2 forms.
+        """psubsw: 4 forms.
 
         psubsw RW:xmm, R:xmm/m128                    66 0F E9 /r                  PSUBSW_XMM_XMMM128 (SSE2)
+        psubsw RW:xmm, R:xmm/m128                    REX2 66 0F E9 /r             REX2_PSUBSW_XMM_XMMM128 (SSE2)
         psubsw RW:mm, R:mm/m64                       0F E9 /r                     PSUBSW_MM_MMM64 (MMX)
+        psubsw RW:mm, R:mm/m64                       REX2 0F E9 /r                REX2_PSUBSW_MM_MMM64 (MMX)
         """
 
     def psubusb(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubusb: 2 forms.
+        """psubusb: 4 forms.
 
         psubusb RW:xmm, R:xmm/m128                   66 0F D8 /r                  PSUBUSB_XMM_XMMM128 (SSE2)
+        psubusb RW:xmm, R:xmm/m128                   REX2 66 0F D8 /r             REX2_PSUBUSB_XMM_XMMM128 (SSE2)
         psubusb RW:mm, R:mm/m64                      0F D8 /r                     PSUBUSB_MM_MMM64 (MMX)
+        psubusb RW:mm, R:mm/m64                      REX2 0F D8 /r                REX2_PSUBUSB_MM_MMM64 (MMX)
         """
 
     def psubusw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubusw: 2 forms.
+        """psubusw: 4 forms.
 
         psubusw RW:xmm, R:xmm/m128                   66 0F D9 /r                  PSUBUSW_XMM_XMMM128 (SSE2)
+        psubusw RW:xmm, R:xmm/m128                   REX2 66 0F D9 /r             REX2_PSUBUSW_XMM_XMMM128 (SSE2)
         psubusw RW:mm, R:mm/m64                      0F D9 /r                     PSUBUSW_MM_MMM64 (MMX)
+        psubusw RW:mm, R:mm/m64                      REX2 0F D9 /r                REX2_PSUBUSW_MM_MMM64 (MMX)
         """
 
     def psubw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """psubw: 2 forms.
+        """psubw: 4 forms.
 
         psubw RW:xmm, R:xmm/m128                     66 0F F9 /r                  PSUBW_XMM_XMMM128 (SSE2)
+        psubw RW:xmm, R:xmm/m128                     REX2 66 0F F9 /r             REX2_PSUBW_XMM_XMMM128 (SSE2)
         psubw RW:mm, R:mm/m64                        0F F9 /r                     PSUBW_MM_MMM64 (MMX)
+        psubw RW:mm, R:mm/m64                        REX2 0F F9 /r                REX2_PSUBW_MM_MMM64 (MMX)
         """
 
     def pswapd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -4630,73 +5202,93 @@ class AsmMethods:
         """
 
     def ptwrite(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """ptwrite: 2 forms.
+        """ptwrite: 4 forms.
 
         ptwrite R:r32/m32                            F3 0F AE /4                  PTWRITE_RM32 (PTWRITE)
+        ptwrite R:r32/m32                            REX2 F3 0F AE /4             REX2_PTWRITE_RM32 (PTWRITE)
         ptwrite R:r64/m64                            F3 REX.W 0F AE /4            PTWRITE_RM64 (PTWRITE)
+        ptwrite R:r64/m64                            REX2 F3 REX.W 0F AE /4       REX2_PTWRITE_RM64 (PTWRITE)
         """
 
     def punpckhbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpckhbw: 2 forms.
+        """punpckhbw: 4 forms.
 
         punpckhbw RW:xmm, R:xmm/m128                 66 0F 68 /r                  PUNPCKHBW_XMM_XMMM128 (SSE2)
+        punpckhbw RW:xmm, R:xmm/m128                 REX2 66 0F 68 /r             REX2_PUNPCKHBW_XMM_XMMM128 (SSE2)
         punpckhbw RW:mm, R:mm/m64                    0F 68 /r                     PUNPCKHBW_MM_MMM64 (MMX)
+        punpckhbw RW:mm, R:mm/m64                    REX2 0F 68 /r                REX2_PUNPCKHBW_MM_MMM64 (MMX)
         """
 
     def punpckhdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpckhdq: 2 forms.
+        """punpckhdq: 4 forms.
 
         punpckhdq RW:xmm, R:xmm/m128                 66 0F 6A /r                  PUNPCKHDQ_XMM_XMMM128 (SSE2)
+        punpckhdq RW:xmm, R:xmm/m128                 REX2 66 0F 6A /r             REX2_PUNPCKHDQ_XMM_XMMM128 (SSE2)
         punpckhdq RW:mm, R:mm/m64                    0F 6A /r                     PUNPCKHDQ_MM_MMM64 (MMX)
+        punpckhdq RW:mm, R:mm/m64                    REX2 0F 6A /r                REX2_PUNPCKHDQ_MM_MMM64 (MMX)
         """
 
     def punpckhqdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpckhqdq: 1 form.
+        """punpckhqdq: 2 forms.
 
         punpckhqdq RW:xmm, R:xmm/m128                66 0F 6D /r                  PUNPCKHQDQ_XMM_XMMM128 (SSE2)
+        punpckhqdq RW:xmm, R:xmm/m128                REX2 66 0F 6D /r             REX2_PUNPCKHQDQ_XMM_XMMM128 (SSE2)
         """
 
     def punpckhwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpckhwd: 2 forms.
+        """punpckhwd: 4 forms.
 
         punpckhwd RW:xmm, R:xmm/m128                 66 0F 69 /r                  PUNPCKHWD_XMM_XMMM128 (SSE2)
+        punpckhwd RW:xmm, R:xmm/m128                 REX2 66 0F 69 /r             REX2_PUNPCKHWD_XMM_XMMM128 (SSE2)
         punpckhwd RW:mm, R:mm/m64                    0F 69 /r                     PUNPCKHWD_MM_MMM64 (MMX)
+        punpckhwd RW:mm, R:mm/m64                    REX2 0F 69 /r                REX2_PUNPCKHWD_MM_MMM64 (MMX)
         """
 
     def punpcklbw(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpcklbw: 2 forms.
+        """punpcklbw: 4 forms.
 
         punpcklbw RW:xmm, R:xmm/m128                 66 0F 60 /r                  PUNPCKLBW_XMM_XMMM128 (SSE2)
+        punpcklbw RW:xmm, R:xmm/m128                 REX2 66 0F 60 /r             REX2_PUNPCKLBW_XMM_XMMM128 (SSE2)
         punpcklbw RW:mm, R:mm/m32                    0F 60 /r                     PUNPCKLBW_MM_MMM32 (MMX)
+        punpcklbw RW:mm, R:mm/m32                    REX2 0F 60 /r                REX2_PUNPCKLBW_MM_MMM32 (MMX)
         """
 
     def punpckldq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpckldq: 2 forms.
+        """punpckldq: 4 forms.
 
         punpckldq RW:xmm, R:xmm/m128                 66 0F 62 /r                  PUNPCKLDQ_XMM_XMMM128 (SSE2)
+        punpckldq RW:xmm, R:xmm/m128                 REX2 66 0F 62 /r             REX2_PUNPCKLDQ_XMM_XMMM128 (SSE2)
         punpckldq RW:mm, R:mm/m32                    0F 62 /r                     PUNPCKLDQ_MM_MMM32 (MMX)
+        punpckldq RW:mm, R:mm/m32                    REX2 0F 62 /r                REX2_PUNPCKLDQ_MM_MMM32 (MMX)
         """
 
     def punpcklqdq(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpcklqdq: 1 form.
+        """punpcklqdq: 2 forms.
 
         punpcklqdq RW:xmm, R:xmm/m128                66 0F 6C /r                  PUNPCKLQDQ_XMM_XMMM128 (SSE2)
+        punpcklqdq RW:xmm, R:xmm/m128                REX2 66 0F 6C /r             REX2_PUNPCKLQDQ_XMM_XMMM128 (SSE2)
         """
 
     def punpcklwd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """punpcklwd: 2 forms.
+        """punpcklwd: 4 forms.
 
         punpcklwd RW:xmm, R:xmm/m128                 66 0F 61 /r                  PUNPCKLWD_XMM_XMMM128 (SSE2)
+        punpcklwd RW:xmm, R:xmm/m128                 REX2 66 0F 61 /r             REX2_PUNPCKLWD_XMM_XMMM128 (SSE2)
         punpcklwd RW:mm, R:mm/m32                    0F 61 /r                     PUNPCKLWD_MM_MMM32 (MMX)
+        punpcklwd RW:mm, R:mm/m32                    REX2 0F 61 /r                REX2_PUNPCKLWD_MM_MMM32 (MMX)
         """
 
     def push(self, a: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """push: 8 forms.
+        """push: 12 forms.
 
         push R:r16                                   o16 50+rw                    PUSH_R16 (INTEL8086)
+        push R:r16                                   REX2 o16 50+rw               REX2_PUSH_R16 (INTEL8086)
         push R:r64                                   50+ro                        PUSH_R64 (X64)
+        push R:r64                                   REX2 50+ro                   REX2_PUSH_R64 (X64)
         push R:r16/m16                               o16 FF /6                    PUSH_RM16 (INTEL8086)
+        push R:r16/m16                               REX2 o16 FF /6               REX2_PUSH_RM16 (INTEL8086)
         push R:r64/m64                               FF /6                        PUSH_RM64 (X64)
+        push R:r64/m64                               REX2 FF /6                   REX2_PUSH_RM64 (X64)
         push R:simm8                                 6A ib                        PUSHQ_IMM8 (X64)
         push R:simm32                                68 id                        PUSHQ_IMM32 (X64)
         push R:fs                                    0F A0                        PUSHQ_FS (X64)
@@ -4732,70 +5324,102 @@ class AsmMethods:
         """
 
     def pxor(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """pxor: 2 forms.
+        """pxor: 4 forms.
 
         pxor RW:xmm, R:xmm/m128                      66 0F EF /r                  PXOR_XMM_XMMM128 (SSE2)
+        pxor RW:xmm, R:xmm/m128                      REX2 66 0F EF /r             REX2_PXOR_XMM_XMMM128 (SSE2)
         pxor RW:mm, R:mm/m64                         0F EF /r                     PXOR_MM_MMM64 (MMX)
+        pxor RW:mm, R:mm/m64                         REX2 0F EF /r                REX2_PXOR_MM_MMM64 (MMX)
         """
 
     def rcl(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """rcl: 12 forms.
+        """rcl: 24 forms.
 
         rcl RW:r8/m8, R:imm8                         C0 /2 ib                     RCL_RM8_IMM8 (INTEL186)
+        rcl RW:r8/m8, R:imm8                         REX2 C0 /2 ib                REX2_RCL_RM8_IMM8 (INTEL186)
         rcl RW:r16/m16, R:imm8                       o16 C1 /2 ib                 RCL_RM16_IMM8 (INTEL186)
+        rcl RW:r16/m16, R:imm8                       REX2 o16 C1 /2 ib            REX2_RCL_RM16_IMM8 (INTEL186)
         rcl RW:r32/m32, R:imm8                       C1 /2 ib                     RCL_RM32_IMM8 (INTEL386)
+        rcl RW:r32/m32, R:imm8                       REX2 C1 /2 ib                REX2_RCL_RM32_IMM8 (INTEL386)
         rcl RW:r64/m64, R:imm8                       REX.W C1 /2 ib               RCL_RM64_IMM8 (X64)
+        rcl RW:r64/m64, R:imm8                       REX2 REX.W C1 /2 ib          REX2_RCL_RM64_IMM8 (X64)
         rcl RW:r8/m8, R:1                            D0 /2                        RCL_RM8_1 (INTEL8086)
+        rcl RW:r8/m8, R:1                            REX2 D0 /2                   REX2_RCL_RM8_1 (INTEL8086)
         rcl RW:r16/m16, R:1                          o16 D1 /2                    RCL_RM16_1 (INTEL8086)
+        rcl RW:r16/m16, R:1                          REX2 o16 D1 /2               REX2_RCL_RM16_1 (INTEL8086)
         rcl RW:r32/m32, R:1                          D1 /2                        RCL_RM32_1 (INTEL386)
+        rcl RW:r32/m32, R:1                          REX2 D1 /2                   REX2_RCL_RM32_1 (INTEL386)
         rcl RW:r64/m64, R:1                          REX.W D1 /2                  RCL_RM64_1 (X64)
+        rcl RW:r64/m64, R:1                          REX2 REX.W D1 /2             REX2_RCL_RM64_1 (X64)
         rcl RW:r8/m8, R:cl                           D2 /2                        RCL_RM8_CL (INTEL8086)
+        rcl RW:r8/m8, R:cl                           REX2 D2 /2                   REX2_RCL_RM8_CL (INTEL8086)
         rcl RW:r16/m16, R:cl                         o16 D3 /2                    RCL_RM16_CL (INTEL8086)
+        rcl RW:r16/m16, R:cl                         REX2 o16 D3 /2               REX2_RCL_RM16_CL (INTEL8086)
         rcl RW:r32/m32, R:cl                         D3 /2                        RCL_RM32_CL (INTEL386)
+        rcl RW:r32/m32, R:cl                         REX2 D3 /2                   REX2_RCL_RM32_CL (INTEL386)
         rcl RW:r64/m64, R:cl                         REX.W D3 /2                  RCL_RM64_CL (X64)
+        rcl RW:r64/m64, R:cl                         REX2 REX.W D3 /2             REX2_RCL_RM64_CL (X64)
         """
 
     def rcpps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """rcpps: 1 form.
+        """rcpps: 2 forms.
 
         rcpps W:xmm, R:xmm/m128                      0F 53 /r                     RCPPS_XMM_XMMM128 (SSE)
+        rcpps W:xmm, R:xmm/m128                      REX2 0F 53 /r                REX2_RCPPS_XMM_XMMM128 (SSE)
         """
 
     def rcpss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """rcpss: 1 form.
+        """rcpss: 2 forms.
 
         rcpss RW:xmm, R:xmm/m32                      F3 0F 53 /r                  RCPSS_XMM_XMMM32 (SSE)
+        rcpss RW:xmm, R:xmm/m32                      REX2 F3 0F 53 /r             REX2_RCPSS_XMM_XMMM32 (SSE)
         """
 
     def rcr(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """rcr: 12 forms.
+        """rcr: 24 forms.
 
         rcr RW:r8/m8, R:imm8                         C0 /3 ib                     RCR_RM8_IMM8 (INTEL186)
+        rcr RW:r8/m8, R:imm8                         REX2 C0 /3 ib                REX2_RCR_RM8_IMM8 (INTEL186)
         rcr RW:r16/m16, R:imm8                       o16 C1 /3 ib                 RCR_RM16_IMM8 (INTEL186)
+        rcr RW:r16/m16, R:imm8                       REX2 o16 C1 /3 ib            REX2_RCR_RM16_IMM8 (INTEL186)
         rcr RW:r32/m32, R:imm8                       C1 /3 ib                     RCR_RM32_IMM8 (INTEL386)
+        rcr RW:r32/m32, R:imm8                       REX2 C1 /3 ib                REX2_RCR_RM32_IMM8 (INTEL386)
         rcr RW:r64/m64, R:imm8                       REX.W C1 /3 ib               RCR_RM64_IMM8 (X64)
+        rcr RW:r64/m64, R:imm8                       REX2 REX.W C1 /3 ib          REX2_RCR_RM64_IMM8 (X64)
         rcr RW:r8/m8, R:1                            D0 /3                        RCR_RM8_1 (INTEL8086)
+        rcr RW:r8/m8, R:1                            REX2 D0 /3                   REX2_RCR_RM8_1 (INTEL8086)
         rcr RW:r16/m16, R:1                          o16 D1 /3                    RCR_RM16_1 (INTEL8086)
+        rcr RW:r16/m16, R:1                          REX2 o16 D1 /3               REX2_RCR_RM16_1 (INTEL8086)
         rcr RW:r32/m32, R:1                          D1 /3                        RCR_RM32_1 (INTEL386)
+        rcr RW:r32/m32, R:1                          REX2 D1 /3                   REX2_RCR_RM32_1 (INTEL386)
         rcr RW:r64/m64, R:1                          REX.W D1 /3                  RCR_RM64_1 (X64)
+        rcr RW:r64/m64, R:1                          REX2 REX.W D1 /3             REX2_RCR_RM64_1 (X64)
         rcr RW:r8/m8, R:cl                           D2 /3                        RCR_RM8_CL (INTEL8086)
+        rcr RW:r8/m8, R:cl                           REX2 D2 /3                   REX2_RCR_RM8_CL (INTEL8086)
         rcr RW:r16/m16, R:cl                         o16 D3 /3                    RCR_RM16_CL (INTEL8086)
+        rcr RW:r16/m16, R:cl                         REX2 o16 D3 /3               REX2_RCR_RM16_CL (INTEL8086)
         rcr RW:r32/m32, R:cl                         D3 /3                        RCR_RM32_CL (INTEL386)
+        rcr RW:r32/m32, R:cl                         REX2 D3 /3                   REX2_RCR_RM32_CL (INTEL386)
         rcr RW:r64/m64, R:cl                         REX.W D3 /3                  RCR_RM64_CL (X64)
+        rcr RW:r64/m64, R:cl                         REX2 REX.W D3 /3             REX2_RCR_RM64_CL (X64)
         """
 
     def rdfsbase(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdfsbase: 2 forms.
+        """rdfsbase: 4 forms.
 
         rdfsbase W:r32                               F3 0F AE /0                  RDFSBASE_R32 (FSGSBASE)
+        rdfsbase W:r32                               REX2 F3 0F AE /0             REX2_RDFSBASE_R32 (FSGSBASE)
         rdfsbase W:r64                               F3 REX.W 0F AE /0            RDFSBASE_R64 (FSGSBASE)
+        rdfsbase W:r64                               REX2 F3 REX.W 0F AE /0       REX2_RDFSBASE_R64 (FSGSBASE)
         """
 
     def rdgsbase(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdgsbase: 2 forms.
+        """rdgsbase: 4 forms.
 
         rdgsbase W:r32                               F3 0F AE /1                  RDGSBASE_R32 (FSGSBASE)
+        rdgsbase W:r32                               REX2 F3 0F AE /1             REX2_RDGSBASE_R32 (FSGSBASE)
         rdgsbase W:r64                               F3 REX.W 0F AE /1            RDGSBASE_R64 (FSGSBASE)
+        rdgsbase W:r64                               REX2 F3 REX.W 0F AE /1       REX2_RDGSBASE_R64 (FSGSBASE)
         """
 
     def rdmsr(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -4812,9 +5436,10 @@ class AsmMethods:
         """
 
     def rdpid(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdpid: 1 form.
+        """rdpid: 2 forms.
 
         rdpid W:r64                                  F3 0F C7 /7                  RDPID_R64 (RDPID)
+        rdpid W:r64                                  REX2 F3 0F C7 /7             REX2_RDPID_R64 (RDPID)
         """
 
     def rdpkru(self, *, rc: int | None = None) -> None:
@@ -4836,31 +5461,39 @@ class AsmMethods:
         """
 
     def rdrand(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdrand: 3 forms.
+        """rdrand: 6 forms.
 
         rdrand W:r16                                 o16 0F C7 /6                 RDRAND_R16 (RDRAND)
+        rdrand W:r16                                 REX2 o16 0F C7 /6            REX2_RDRAND_R16 (RDRAND)
         rdrand W:r32                                 0F C7 /6                     RDRAND_R32 (RDRAND)
+        rdrand W:r32                                 REX2 0F C7 /6                REX2_RDRAND_R32 (RDRAND)
         rdrand W:r64                                 REX.W 0F C7 /6               RDRAND_R64 (RDRAND)
+        rdrand W:r64                                 REX2 REX.W 0F C7 /6          REX2_RDRAND_R64 (RDRAND)
         """
 
     def rdseed(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdseed: 3 forms.
+        """rdseed: 6 forms.
 
         rdseed W:r16                                 o16 0F C7 /7                 RDSEED_R16 (RDSEED)
+        rdseed W:r16                                 REX2 o16 0F C7 /7            REX2_RDSEED_R16 (RDSEED)
         rdseed W:r32                                 0F C7 /7                     RDSEED_R32 (RDSEED)
+        rdseed W:r32                                 REX2 0F C7 /7                REX2_RDSEED_R32 (RDSEED)
         rdseed W:r64                                 REX.W 0F C7 /7               RDSEED_R64 (RDSEED)
+        rdseed W:r64                                 REX2 REX.W 0F C7 /7          REX2_RDSEED_R64 (RDSEED)
         """
 
     def rdsspd(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdsspd: 1 form.
+        """rdsspd: 2 forms.
 
         rdsspd W:r32                                 F3 0F 1E /1                  RDSSPD_R32 (CET_SS)
+        rdsspd W:r32                                 REX2 F3 0F 1E /1             REX2_RDSSPD_R32 (CET_SS)
         """
 
     def rdsspq(self, a: _Reg, *, rc: int | None = None) -> None:
-        """rdsspq: 1 form.
+        """rdsspq: 2 forms.
 
         rdsspq W:r64                                 F3 REX.W 0F 1E /1            RDSSPQ_R64 (CET_SS)
+        rdsspq W:r64                                 REX2 F3 REX.W 0F 1E /1       REX2_RDSSPQ_R64 (CET_SS)
         """
 
     def rdtsc(self, *, rc: int | None = None) -> None:
@@ -4924,37 +5557,61 @@ class AsmMethods:
         """
 
     def rol(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """rol: 12 forms.
+        """rol: 24 forms.
 
         rol RW:r8/m8, R:1                            D0 /0                        ROL_RM8_1 (INTEL8086)
+        rol RW:r8/m8, R:1                            REX2 D0 /0                   REX2_ROL_RM8_1 (INTEL8086)
         rol RW:r16/m16, R:1                          o16 D1 /0                    ROL_RM16_1 (INTEL8086)
+        rol RW:r16/m16, R:1                          REX2 o16 D1 /0               REX2_ROL_RM16_1 (INTEL8086)
         rol RW:r32/m32, R:1                          D1 /0                        ROL_RM32_1 (INTEL386)
+        rol RW:r32/m32, R:1                          REX2 D1 /0                   REX2_ROL_RM32_1 (INTEL386)
         rol RW:r64/m64, R:1                          REX.W D1 /0                  ROL_RM64_1 (X64)
+        rol RW:r64/m64, R:1                          REX2 REX.W D1 /0             REX2_ROL_RM64_1 (X64)
         rol RW:r8/m8, R:cl                           D2 /0                        ROL_RM8_CL (INTEL8086)
+        rol RW:r8/m8, R:cl                           REX2 D2 /0                   REX2_ROL_RM8_CL (INTEL8086)
         rol RW:r16/m16, R:cl                         o16 D3 /0                    ROL_RM16_CL (INTEL8086)
+        rol RW:r16/m16, R:cl                         REX2 o16 D3 /0               REX2_ROL_RM16_CL (INTEL8086)
         rol RW:r32/m32, R:cl                         D3 /0                        ROL_RM32_CL (INTEL386)
+        rol RW:r32/m32, R:cl                         REX2 D3 /0                   REX2_ROL_RM32_CL (INTEL386)
         rol RW:r64/m64, R:cl                         REX.W D3 /0                  ROL_RM64_CL (X64)
+        rol RW:r64/m64, R:cl                         REX2 REX.W D3 /0             REX2_ROL_RM64_CL (X64)
         rol RW:r8/m8, R:imm8                         C0 /0 ib                     ROL_RM8_IMM8 (INTEL186)
+        rol RW:r8/m8, R:imm8                         REX2 C0 /0 ib                REX2_ROL_RM8_IMM8 (INTEL186)
         rol RW:r16/m16, R:imm8                       o16 C1 /0 ib                 ROL_RM16_IMM8 (INTEL186)
+        rol RW:r16/m16, R:imm8                       REX2 o16 C1 /0 ib            REX2_ROL_RM16_IMM8 (INTEL186)
         rol RW:r32/m32, R:imm8                       C1 /0 ib                     ROL_RM32_IMM8 (INTEL386)
+        rol RW:r32/m32, R:imm8                       REX2 C1 /0 ib                REX2_ROL_RM32_IMM8 (INTEL386)
         rol RW:r64/m64, R:imm8                       REX.W C1 /0 ib               ROL_RM64_IMM8 (X64)
+        rol RW:r64/m64, R:imm8                       REX2 REX.W C1 /0 ib          REX2_ROL_RM64_IMM8 (X64)
         """
 
     def ror(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """ror: 12 forms.
+        """ror: 24 forms.
 
         ror RW:r8/m8, R:1                            D0 /1                        ROR_RM8_1 (INTEL8086)
+        ror RW:r8/m8, R:1                            REX2 D0 /1                   REX2_ROR_RM8_1 (INTEL8086)
         ror RW:r16/m16, R:1                          o16 D1 /1                    ROR_RM16_1 (INTEL8086)
+        ror RW:r16/m16, R:1                          REX2 o16 D1 /1               REX2_ROR_RM16_1 (INTEL8086)
         ror RW:r32/m32, R:1                          D1 /1                        ROR_RM32_1 (INTEL386)
+        ror RW:r32/m32, R:1                          REX2 D1 /1                   REX2_ROR_RM32_1 (INTEL386)
         ror RW:r64/m64, R:1                          REX.W D1 /1                  ROR_RM64_1 (X64)
+        ror RW:r64/m64, R:1                          REX2 REX.W D1 /1             REX2_ROR_RM64_1 (X64)
         ror RW:r8/m8, R:cl                           D2 /1                        ROR_RM8_CL (INTEL8086)
+        ror RW:r8/m8, R:cl                           REX2 D2 /1                   REX2_ROR_RM8_CL (INTEL8086)
         ror RW:r16/m16, R:cl                         o16 D3 /1                    ROR_RM16_CL (INTEL8086)
+        ror RW:r16/m16, R:cl                         REX2 o16 D3 /1               REX2_ROR_RM16_CL (INTEL8086)
         ror RW:r32/m32, R:cl                         D3 /1                        ROR_RM32_CL (INTEL386)
+        ror RW:r32/m32, R:cl                         REX2 D3 /1                   REX2_ROR_RM32_CL (INTEL386)
         ror RW:r64/m64, R:cl                         REX.W D3 /1                  ROR_RM64_CL (X64)
+        ror RW:r64/m64, R:cl                         REX2 REX.W D3 /1             REX2_ROR_RM64_CL (X64)
         ror RW:r8/m8, R:imm8                         C0 /1 ib                     ROR_RM8_IMM8 (INTEL186)
+        ror RW:r8/m8, R:imm8                         REX2 C0 /1 ib                REX2_ROR_RM8_IMM8 (INTEL186)
         ror RW:r16/m16, R:imm8                       o16 C1 /1 ib                 ROR_RM16_IMM8 (INTEL186)
+        ror RW:r16/m16, R:imm8                       REX2 o16 C1 /1 ib            REX2_ROR_RM16_IMM8 (INTEL186)
         ror RW:r32/m32, R:imm8                       C1 /1 ib                     ROR_RM32_IMM8 (INTEL386)
+        ror RW:r32/m32, R:imm8                       REX2 C1 /1 ib                REX2_ROR_RM32_IMM8 (INTEL386)
         ror RW:r64/m64, R:imm8                       REX.W C1 /1 ib               ROR_RM64_IMM8 (X64)
+        ror RW:r64/m64, R:imm8                       REX2 REX.W C1 /1 ib          REX2_ROR_RM64_IMM8 (X64)
         """
 
     def rorx(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
@@ -4995,15 +5652,17 @@ class AsmMethods:
         """
 
     def rsqrtps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """rsqrtps: 1 form.
+        """rsqrtps: 2 forms.
 
         rsqrtps W:xmm, R:xmm/m128                    0F 52 /r                     RSQRTPS_XMM_XMMM128 (SSE)
+        rsqrtps W:xmm, R:xmm/m128                    REX2 0F 52 /r                REX2_RSQRTPS_XMM_XMMM128 (SSE)
         """
 
     def rsqrtss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """rsqrtss: 1 form.
+        """rsqrtss: 2 forms.
 
         rsqrtss RW:xmm, R:xmm/m32                    F3 0F 52 /r                  RSQRTSS_XMM_XMMM32 (SSE)
+        rsqrtss RW:xmm, R:xmm/m32                    REX2 F3 0F 52 /r             REX2_RSQRTSS_XMM_XMMM32 (SSE)
         """
 
     def rstorssp(self, a: _Mem, *, rc: int | None = None) -> None:
@@ -5019,20 +5678,32 @@ class AsmMethods:
         """
 
     def sar(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """sar: 12 forms.
+        """sar: 24 forms.
 
         sar RW:r8/m8, R:1                            D0 /7                        SAR_RM8_1 (INTEL8086)
+        sar RW:r8/m8, R:1                            REX2 D0 /7                   REX2_SAR_RM8_1 (INTEL8086)
         sar RW:r16/m16, R:1                          o16 D1 /7                    SAR_RM16_1 (INTEL8086)
+        sar RW:r16/m16, R:1                          REX2 o16 D1 /7               REX2_SAR_RM16_1 (INTEL8086)
         sar RW:r32/m32, R:1                          D1 /7                        SAR_RM32_1 (INTEL386)
+        sar RW:r32/m32, R:1                          REX2 D1 /7                   REX2_SAR_RM32_1 (INTEL386)
         sar RW:r64/m64, R:1                          REX.W D1 /7                  SAR_RM64_1 (X64)
+        sar RW:r64/m64, R:1                          REX2 REX.W D1 /7             REX2_SAR_RM64_1 (X64)
         sar RW:r8/m8, R:cl                           D2 /7                        SAR_RM8_CL (INTEL8086)
+        sar RW:r8/m8, R:cl                           REX2 D2 /7                   REX2_SAR_RM8_CL (INTEL8086)
         sar RW:r16/m16, R:cl                         o16 D3 /7                    SAR_RM16_CL (INTEL8086)
+        sar RW:r16/m16, R:cl                         REX2 o16 D3 /7               REX2_SAR_RM16_CL (INTEL8086)
         sar RW:r32/m32, R:cl                         D3 /7                        SAR_RM32_CL (INTEL386)
+        sar RW:r32/m32, R:cl                         REX2 D3 /7                   REX2_SAR_RM32_CL (INTEL386)
         sar RW:r64/m64, R:cl                         REX.W D3 /7                  SAR_RM64_CL (X64)
+        sar RW:r64/m64, R:cl                         REX2 REX.W D3 /7             REX2_SAR_RM64_CL (X64)
         sar RW:r8/m8, R:imm8                         C0 /7 ib                     SAR_RM8_IMM8 (INTEL186)
+        sar RW:r8/m8, R:imm8                         REX2 C0 /7 ib                REX2_SAR_RM8_IMM8 (INTEL186)
         sar RW:r16/m16, R:imm8                       o16 C1 /7 ib                 SAR_RM16_IMM8 (INTEL186)
+        sar RW:r16/m16, R:imm8                       REX2 o16 C1 /7 ib            REX2_SAR_RM16_IMM8 (INTEL186)
         sar RW:r32/m32, R:imm8                       C1 /7 ib                     SAR_RM32_IMM8 (INTEL386)
+        sar RW:r32/m32, R:imm8                       REX2 C1 /7 ib                REX2_SAR_RM32_IMM8 (INTEL386)
         sar RW:r64/m64, R:imm8                       REX.W C1 /7 ib               SAR_RM64_IMM8 (X64)
+        sar RW:r64/m64, R:imm8                       REX2 REX.W C1 /7 ib          REX2_SAR_RM64_IMM8 (X64)
         """
 
     def sarx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
@@ -5049,27 +5720,42 @@ class AsmMethods:
         """
 
     def sbb(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """sbb: 19 forms.
+        """sbb: 34 forms.
 
         sbb RW:r8/m8, R:r8                           18 /r                        SBB_RM8_R8 (INTEL8086)
+        sbb RW:r8/m8, R:r8                           REX2 18 /r                   REX2_SBB_RM8_R8 (INTEL8086)
         sbb RW:r16/m16, R:r16                        o16 19 /r                    SBB_RM16_R16 (INTEL8086)
+        sbb RW:r16/m16, R:r16                        REX2 o16 19 /r               REX2_SBB_RM16_R16 (INTEL8086)
         sbb RW:r32/m32, R:r32                        19 /r                        SBB_RM32_R32 (INTEL386)
+        sbb RW:r32/m32, R:r32                        REX2 19 /r                   REX2_SBB_RM32_R32 (INTEL386)
         sbb RW:r64/m64, R:r64                        REX.W 19 /r                  SBB_RM64_R64 (X64)
+        sbb RW:r64/m64, R:r64                        REX2 REX.W 19 /r             REX2_SBB_RM64_R64 (X64)
         sbb RW:r8, R:r8/m8                           1A /r                        SBB_R8_RM8 (INTEL8086)
+        sbb RW:r8, R:r8/m8                           REX2 1A /r                   REX2_SBB_R8_RM8 (INTEL8086)
         sbb RW:r16, R:r16/m16                        o16 1B /r                    SBB_R16_RM16 (INTEL8086)
+        sbb RW:r16, R:r16/m16                        REX2 o16 1B /r               REX2_SBB_R16_RM16 (INTEL8086)
         sbb RW:r32, R:r32/m32                        1B /r                        SBB_R32_RM32 (INTEL386)
+        sbb RW:r32, R:r32/m32                        REX2 1B /r                   REX2_SBB_R32_RM32 (INTEL386)
         sbb RW:r64, R:r64/m64                        REX.W 1B /r                  SBB_R64_RM64 (X64)
+        sbb RW:r64, R:r64/m64                        REX2 REX.W 1B /r             REX2_SBB_R64_RM64 (X64)
         sbb RW:r16/m16, R:simm8                      o16 83 /3 ib                 SBB_RM16_IMM8 (INTEL8086)
+        sbb RW:r16/m16, R:simm8                      REX2 o16 83 /3 ib            REX2_SBB_RM16_IMM8 (INTEL8086)
         sbb RW:r32/m32, R:simm8                      83 /3 ib                     SBB_RM32_IMM8 (INTEL386)
+        sbb RW:r32/m32, R:simm8                      REX2 83 /3 ib                REX2_SBB_RM32_IMM8 (INTEL386)
         sbb RW:r64/m64, R:simm8                      REX.W 83 /3 ib               SBB_RM64_IMM8 (X64)
+        sbb RW:r64/m64, R:simm8                      REX2 REX.W 83 /3 ib          REX2_SBB_RM64_IMM8 (X64)
         sbb RW:al, R:imm8                            1C ib                        SBB_AL_IMM8 (INTEL8086)
         sbb RW:ax, R:imm16                           o16 1D iw                    SBB_AX_IMM16 (INTEL8086)
         sbb RW:eax, R:imm32                          1D id                        SBB_EAX_IMM32 (INTEL386)
         sbb RW:rax, R:simm32                         REX.W 1D id                  SBB_RAX_IMM32 (X64)
         sbb RW:r8/m8, R:imm8                         80 /3 ib                     SBB_RM8_IMM8 (INTEL8086)
+        sbb RW:r8/m8, R:imm8                         REX2 80 /3 ib                REX2_SBB_RM8_IMM8 (INTEL8086)
         sbb RW:r16/m16, R:imm16                      o16 81 /3 iw                 SBB_RM16_IMM16 (INTEL8086)
+        sbb RW:r16/m16, R:imm16                      REX2 o16 81 /3 iw            REX2_SBB_RM16_IMM16 (INTEL8086)
         sbb RW:r32/m32, R:imm32                      81 /3 id                     SBB_RM32_IMM32 (INTEL386)
+        sbb RW:r32/m32, R:imm32                      REX2 81 /3 id                REX2_SBB_RM32_IMM32 (INTEL386)
         sbb RW:r64/m64, R:simm32                     REX.W 81 /3 id               SBB_RM64_IMM32 (X64)
+        sbb RW:r64/m64, R:simm32                     REX2 REX.W 81 /3 id          REX2_SBB_RM64_IMM32 (X64)
         """
 
     def scasb(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -5115,9 +5801,10 @@ class AsmMethods:
         """
 
     def senduipi(self, a: _Reg, *, rc: int | None = None) -> None:
-        """senduipi: 1 form.
+        """senduipi: 2 forms.
 
         senduipi R:r64                               F3 0F C7 /6                  SENDUIPI_R64 (UINTR)
+        senduipi R:r64                               REX2 F3 0F C7 /6             REX2_SENDUIPI_R64 (UINTR)
         """
 
     def serialize(self, *, rc: int | None = None) -> None:
@@ -5127,99 +5814,115 @@ class AsmMethods:
         """
 
     def seta(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """seta: 1 form.
+        """seta: 2 forms.
 
         seta W:r8/m8                                 0F 97 /0                     SETA_RM8 (INTEL386)
+        seta W:r8/m8                                 REX2 0F 97 /0                REX2_SETA_RM8 (INTEL386)
         """
 
     def setae(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setae: 1 form.
+        """setae: 2 forms.
 
         setae W:r8/m8                                0F 93 /0                     SETAE_RM8 (INTEL386)
+        setae W:r8/m8                                REX2 0F 93 /0                REX2_SETAE_RM8 (INTEL386)
         """
 
     def setb(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setb: 1 form.
+        """setb: 2 forms.
 
         setb W:r8/m8                                 0F 92 /0                     SETB_RM8 (INTEL386)
+        setb W:r8/m8                                 REX2 0F 92 /0                REX2_SETB_RM8 (INTEL386)
         """
 
     def setbe(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setbe: 1 form.
+        """setbe: 2 forms.
 
         setbe W:r8/m8                                0F 96 /0                     SETBE_RM8 (INTEL386)
+        setbe W:r8/m8                                REX2 0F 96 /0                REX2_SETBE_RM8 (INTEL386)
         """
 
     def sete(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sete: 1 form.
+        """sete: 2 forms.
 
         sete W:r8/m8                                 0F 94 /0                     SETE_RM8 (INTEL386)
+        sete W:r8/m8                                 REX2 0F 94 /0                REX2_SETE_RM8 (INTEL386)
         """
 
     def setg(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setg: 1 form.
+        """setg: 2 forms.
 
         setg W:r8/m8                                 0F 9F /0                     SETG_RM8 (INTEL386)
+        setg W:r8/m8                                 REX2 0F 9F /0                REX2_SETG_RM8 (INTEL386)
         """
 
     def setge(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setge: 1 form.
+        """setge: 2 forms.
 
         setge W:r8/m8                                0F 9D /0                     SETGE_RM8 (INTEL386)
+        setge W:r8/m8                                REX2 0F 9D /0                REX2_SETGE_RM8 (INTEL386)
         """
 
     def setl(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setl: 1 form.
+        """setl: 2 forms.
 
         setl W:r8/m8                                 0F 9C /0                     SETL_RM8 (INTEL386)
+        setl W:r8/m8                                 REX2 0F 9C /0                REX2_SETL_RM8 (INTEL386)
         """
 
     def setle(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setle: 1 form.
+        """setle: 2 forms.
 
         setle W:r8/m8                                0F 9E /0                     SETLE_RM8 (INTEL386)
+        setle W:r8/m8                                REX2 0F 9E /0                REX2_SETLE_RM8 (INTEL386)
         """
 
     def setne(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setne: 1 form.
+        """setne: 2 forms.
 
         setne W:r8/m8                                0F 95 /0                     SETNE_RM8 (INTEL386)
+        setne W:r8/m8                                REX2 0F 95 /0                REX2_SETNE_RM8 (INTEL386)
         """
 
     def setno(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setno: 1 form.
+        """setno: 2 forms.
 
         setno W:r8/m8                                0F 91 /0                     SETNO_RM8 (INTEL386)
+        setno W:r8/m8                                REX2 0F 91 /0                REX2_SETNO_RM8 (INTEL386)
         """
 
     def setnp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setnp: 1 form.
+        """setnp: 2 forms.
 
         setnp W:r8/m8                                0F 9B /0                     SETNP_RM8 (INTEL386)
+        setnp W:r8/m8                                REX2 0F 9B /0                REX2_SETNP_RM8 (INTEL386)
         """
 
     def setns(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setns: 1 form.
+        """setns: 2 forms.
 
         setns W:r8/m8                                0F 99 /0                     SETNS_RM8 (INTEL386)
+        setns W:r8/m8                                REX2 0F 99 /0                REX2_SETNS_RM8 (INTEL386)
         """
 
     def seto(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """seto: 1 form.
+        """seto: 2 forms.
 
         seto W:r8/m8                                 0F 90 /0                     SETO_RM8 (INTEL386)
+        seto W:r8/m8                                 REX2 0F 90 /0                REX2_SETO_RM8 (INTEL386)
         """
 
     def setp(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """setp: 1 form.
+        """setp: 2 forms.
 
         setp W:r8/m8                                 0F 9A /0                     SETP_RM8 (INTEL386)
+        setp W:r8/m8                                 REX2 0F 9A /0                REX2_SETP_RM8 (INTEL386)
         """
 
     def sets(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sets: 1 form.
+        """sets: 2 forms.
 
         sets W:r8/m8                                 0F 98 /0                     SETS_RM8 (INTEL386)
+        sets W:r8/m8                                 REX2 0F 98 /0                REX2_SETS_RM8 (INTEL386)
         """
 
     def setssbsy(self, *, rc: int | None = None) -> None:
@@ -5242,9 +5945,10 @@ class AsmMethods:
         """
 
     def sgdt(self, a: _Mem, *, rc: int | None = None) -> None:
-        """sgdt: 1 form.
+        """sgdt: 2 forms.
 
         sgdt W:m80                                   0F 01 /0                     SGDT_M1664 (X64)
+        sgdt W:m80                                   REX2 0F 01 /0                REX2_SGDT_M1664 (X64)
         """
 
     def sha1msg1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -5290,20 +5994,32 @@ class AsmMethods:
         """
 
     def shl(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """shl: 24 forms.
+        """shl: 36 forms.
 
         shl RW:r8/m8, R:1                            D0 /4                        SHL_RM8_1 (INTEL8086)
+        shl RW:r8/m8, R:1                            REX2 D0 /4                   REX2_SHL_RM8_1 (INTEL8086)
         shl RW:r16/m16, R:1                          o16 D1 /4                    SHL_RM16_1 (INTEL8086)
+        shl RW:r16/m16, R:1                          REX2 o16 D1 /4               REX2_SHL_RM16_1 (INTEL8086)
         shl RW:r32/m32, R:1                          D1 /4                        SHL_RM32_1 (INTEL386)
+        shl RW:r32/m32, R:1                          REX2 D1 /4                   REX2_SHL_RM32_1 (INTEL386)
         shl RW:r64/m64, R:1                          REX.W D1 /4                  SHL_RM64_1 (X64)
+        shl RW:r64/m64, R:1                          REX2 REX.W D1 /4             REX2_SHL_RM64_1 (X64)
         shl RW:r8/m8, R:cl                           D2 /4                        SHL_RM8_CL (INTEL8086)
+        shl RW:r8/m8, R:cl                           REX2 D2 /4                   REX2_SHL_RM8_CL (INTEL8086)
         shl RW:r16/m16, R:cl                         o16 D3 /4                    SHL_RM16_CL (INTEL8086)
+        shl RW:r16/m16, R:cl                         REX2 o16 D3 /4               REX2_SHL_RM16_CL (INTEL8086)
         shl RW:r32/m32, R:cl                         D3 /4                        SHL_RM32_CL (INTEL386)
+        shl RW:r32/m32, R:cl                         REX2 D3 /4                   REX2_SHL_RM32_CL (INTEL386)
         shl RW:r64/m64, R:cl                         REX.W D3 /4                  SHL_RM64_CL (X64)
+        shl RW:r64/m64, R:cl                         REX2 REX.W D3 /4             REX2_SHL_RM64_CL (X64)
         shl RW:r8/m8, R:imm8                         C0 /4 ib                     SHL_RM8_IMM8 (INTEL186)
+        shl RW:r8/m8, R:imm8                         REX2 C0 /4 ib                REX2_SHL_RM8_IMM8 (INTEL186)
         shl RW:r16/m16, R:imm8                       o16 C1 /4 ib                 SHL_RM16_IMM8 (INTEL186)
+        shl RW:r16/m16, R:imm8                       REX2 o16 C1 /4 ib            REX2_SHL_RM16_IMM8 (INTEL186)
         shl RW:r32/m32, R:imm8                       C1 /4 ib                     SHL_RM32_IMM8 (INTEL386)
+        shl RW:r32/m32, R:imm8                       REX2 C1 /4 ib                REX2_SHL_RM32_IMM8 (INTEL386)
         shl RW:r64/m64, R:imm8                       REX.W C1 /4 ib               SHL_RM64_IMM8 (X64)
+        shl RW:r64/m64, R:imm8                       REX2 REX.W C1 /4 ib          REX2_SHL_RM64_IMM8 (X64)
         shl RW:r8/m8, R:1                            D0 /6                        SAL_RM8_1 (INTEL8086)
         shl RW:r16/m16, R:1                          o16 D1 /6                    SAL_RM16_1 (INTEL8086)
         shl RW:r32/m32, R:1                          D1 /6                        SAL_RM32_1 (INTEL386)
@@ -5319,14 +6035,20 @@ class AsmMethods:
         """
 
     def shld(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """shld: 6 forms.
+        """shld: 12 forms.
 
         shld RW:r16/m16, R:r16, R:imm8               o16 0F A4 /r ib              SHLD_RM16_R16_IMM8 (INTEL386)
+        shld RW:r16/m16, R:r16, R:imm8               REX2 o16 0F A4 /r ib         REX2_SHLD_RM16_R16_IMM8 (INTEL386)
         shld RW:r32/m32, R:r32, R:imm8               0F A4 /r ib                  SHLD_RM32_R32_IMM8 (INTEL386)
+        shld RW:r32/m32, R:r32, R:imm8               REX2 0F A4 /r ib             REX2_SHLD_RM32_R32_IMM8 (INTEL386)
         shld RW:r64/m64, R:r64, R:imm8               REX.W 0F A4 /r ib            SHLD_RM64_R64_IMM8 (X64)
+        shld RW:r64/m64, R:r64, R:imm8               REX2 REX.W 0F A4 /r ib       REX2_SHLD_RM64_R64_IMM8 (X64)
         shld RW:r16/m16, R:r16, R:cl                 o16 0F A5 /r                 SHLD_RM16_R16_CL (INTEL386)
+        shld RW:r16/m16, R:r16, R:cl                 REX2 o16 0F A5 /r            REX2_SHLD_RM16_R16_CL (INTEL386)
         shld RW:r32/m32, R:r32, R:cl                 0F A5 /r                     SHLD_RM32_R32_CL (INTEL386)
+        shld RW:r32/m32, R:r32, R:cl                 REX2 0F A5 /r                REX2_SHLD_RM32_R32_CL (INTEL386)
         shld RW:r64/m64, R:r64, R:cl                 REX.W 0F A5 /r               SHLD_RM64_R64_CL (X64)
+        shld RW:r64/m64, R:r64, R:cl                 REX2 REX.W 0F A5 /r          REX2_SHLD_RM64_R64_CL (X64)
         """
 
     def shlx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
@@ -5337,31 +6059,49 @@ class AsmMethods:
         """
 
     def shr(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """shr: 12 forms.
+        """shr: 24 forms.
 
         shr RW:r8/m8, R:1                            D0 /5                        SHR_RM8_1 (INTEL8086)
+        shr RW:r8/m8, R:1                            REX2 D0 /5                   REX2_SHR_RM8_1 (INTEL8086)
         shr RW:r16/m16, R:1                          o16 D1 /5                    SHR_RM16_1 (INTEL8086)
+        shr RW:r16/m16, R:1                          REX2 o16 D1 /5               REX2_SHR_RM16_1 (INTEL8086)
         shr RW:r32/m32, R:1                          D1 /5                        SHR_RM32_1 (INTEL386)
+        shr RW:r32/m32, R:1                          REX2 D1 /5                   REX2_SHR_RM32_1 (INTEL386)
         shr RW:r64/m64, R:1                          REX.W D1 /5                  SHR_RM64_1 (X64)
+        shr RW:r64/m64, R:1                          REX2 REX.W D1 /5             REX2_SHR_RM64_1 (X64)
         shr RW:r8/m8, R:cl                           D2 /5                        SHR_RM8_CL (INTEL8086)
+        shr RW:r8/m8, R:cl                           REX2 D2 /5                   REX2_SHR_RM8_CL (INTEL8086)
         shr RW:r16/m16, R:cl                         o16 D3 /5                    SHR_RM16_CL (INTEL8086)
+        shr RW:r16/m16, R:cl                         REX2 o16 D3 /5               REX2_SHR_RM16_CL (INTEL8086)
         shr RW:r32/m32, R:cl                         D3 /5                        SHR_RM32_CL (INTEL386)
+        shr RW:r32/m32, R:cl                         REX2 D3 /5                   REX2_SHR_RM32_CL (INTEL386)
         shr RW:r64/m64, R:cl                         REX.W D3 /5                  SHR_RM64_CL (X64)
+        shr RW:r64/m64, R:cl                         REX2 REX.W D3 /5             REX2_SHR_RM64_CL (X64)
         shr RW:r8/m8, R:imm8                         C0 /5 ib                     SHR_RM8_IMM8 (INTEL186)
+        shr RW:r8/m8, R:imm8                         REX2 C0 /5 ib                REX2_SHR_RM8_IMM8 (INTEL186)
         shr RW:r16/m16, R:imm8                       o16 C1 /5 ib                 SHR_RM16_IMM8 (INTEL186)
+        shr RW:r16/m16, R:imm8                       REX2 o16 C1 /5 ib            REX2_SHR_RM16_IMM8 (INTEL186)
         shr RW:r32/m32, R:imm8                       C1 /5 ib                     SHR_RM32_IMM8 (INTEL386)
+        shr RW:r32/m32, R:imm8                       REX2 C1 /5 ib                REX2_SHR_RM32_IMM8 (INTEL386)
         shr RW:r64/m64, R:imm8                       REX.W C1 /5 ib               SHR_RM64_IMM8 (X64)
+        shr RW:r64/m64, R:imm8                       REX2 REX.W C1 /5 ib          REX2_SHR_RM64_IMM8 (X64)
         """
 
     def shrd(self, a: _Reg | _Mem, b: _Reg, c: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """shrd: 6 forms.
+        """shrd: 12 forms.
 
         shrd RW:r16/m16, R:r16, R:imm8               o16 0F AC /r ib              SHRD_RM16_R16_IMM8 (INTEL386)
+        shrd RW:r16/m16, R:r16, R:imm8               REX2 o16 0F AC /r ib         REX2_SHRD_RM16_R16_IMM8 (INTEL386)
         shrd RW:r32/m32, R:r32, R:imm8               0F AC /r ib                  SHRD_RM32_R32_IMM8 (INTEL386)
+        shrd RW:r32/m32, R:r32, R:imm8               REX2 0F AC /r ib             REX2_SHRD_RM32_R32_IMM8 (INTEL386)
         shrd RW:r64/m64, R:r64, R:imm8               REX.W 0F AC /r ib            SHRD_RM64_R64_IMM8 (X64)
+        shrd RW:r64/m64, R:r64, R:imm8               REX2 REX.W 0F AC /r ib       REX2_SHRD_RM64_R64_IMM8 (X64)
         shrd RW:r16/m16, R:r16, R:cl                 o16 0F AD /r                 SHRD_RM16_R16_CL (INTEL386)
+        shrd RW:r16/m16, R:r16, R:cl                 REX2 o16 0F AD /r            REX2_SHRD_RM16_R16_CL (INTEL386)
         shrd RW:r32/m32, R:r32, R:cl                 0F AD /r                     SHRD_RM32_R32_CL (INTEL386)
+        shrd RW:r32/m32, R:r32, R:cl                 REX2 0F AD /r                REX2_SHRD_RM32_R32_CL (INTEL386)
         shrd RW:r64/m64, R:r64, R:cl                 REX.W 0F AD /r               SHRD_RM64_R64_CL (X64)
+        shrd RW:r64/m64, R:r64, R:cl                 REX2 REX.W 0F AD /r          REX2_SHRD_RM64_R64_CL (X64)
         """
 
     def shrx(self, a: _Reg, b: _Reg | _Mem, c: _Reg, *, rc: int | None = None) -> None:
@@ -5372,21 +6112,24 @@ class AsmMethods:
         """
 
     def shufpd(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """shufpd: 1 form.
+        """shufpd: 2 forms.
 
         shufpd RW:xmm, R:xmm/m128, R:imm8            66 0F C6 /r ib               SHUFPD_XMM_XMMM128_IMM8 (SSE2)
+        shufpd RW:xmm, R:xmm/m128, R:imm8            REX2 66 0F C6 /r ib          REX2_SHUFPD_XMM_XMMM128_IMM8 (SSE2)
         """
 
     def shufps(self, a: _Reg, b: _Reg | _Mem, c: _Imm, *, rc: int | None = None) -> None:
-        """shufps: 1 form.
+        """shufps: 2 forms.
 
         shufps RW:xmm, R:xmm/m128, R:imm8            0F C6 /r ib                  SHUFPS_XMM_XMMM128_IMM8 (SSE)
+        shufps RW:xmm, R:xmm/m128, R:imm8            REX2 0F C6 /r ib             REX2_SHUFPS_XMM_XMMM128_IMM8 (SSE)
         """
 
     def sidt(self, a: _Mem, *, rc: int | None = None) -> None:
-        """sidt: 1 form.
+        """sidt: 2 forms.
 
         sidt W:m80                                   0F 01 /1                     SIDT_M1664 (X64)
+        sidt W:m80                                   REX2 0F 01 /1                REX2_SIDT_M1664 (X64)
         """
 
     def skinit(self, *, rc: int | None = None) -> None:
@@ -5396,10 +6139,12 @@ class AsmMethods:
         """
 
     def sldt(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sldt: 3 forms.
+        """sldt: 5 forms.
 
         sldt W:r16/m16                               o16 0F 00 /0                 SLDT_RM16 (INTEL286)
+        sldt W:r16/m16                               REX2 o16 0F 00 /0            REX2_SLDT_RM16 (INTEL286)
         sldt W:r32/m16                               0F 00 /0                     SLDT_R32M16 (INTEL386)
+        sldt W:r32/m16                               REX2 0F 00 /0                REX2_SLDT_R32M16 (INTEL386)
         sldt W:r64/m16                               REX.W 0F 00 /0               SLDT_R64M16 (X64)
         """
 
@@ -5411,35 +6156,42 @@ class AsmMethods:
         """
 
     def smsw(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """smsw: 3 forms.
+        """smsw: 6 forms.
 
         smsw W:r16/m16                               o16 0F 01 /4                 SMSW_RM16 (INTEL286)
+        smsw W:r16/m16                               REX2 o16 0F 01 /4            REX2_SMSW_RM16 (INTEL286)
         smsw W:r32/m16                               0F 01 /4                     SMSW_R32M16 (INTEL386)
+        smsw W:r32/m16                               REX2 0F 01 /4                REX2_SMSW_R32M16 (INTEL386)
         smsw W:r64/m16                               REX.W 0F 01 /4               SMSW_R64M16 (X64)
+        smsw W:r64/m16                               REX2 REX.W 0F 01 /4          REX2_SMSW_R64M16 (X64)
         """
 
     def sqrtpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sqrtpd: 1 form.
+        """sqrtpd: 2 forms.
 
         sqrtpd W:xmm, R:xmm/m128                     66 0F 51 /r                  SQRTPD_XMM_XMMM128 (SSE2)
+        sqrtpd W:xmm, R:xmm/m128                     REX2 66 0F 51 /r             REX2_SQRTPD_XMM_XMMM128 (SSE2)
         """
 
     def sqrtps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sqrtps: 1 form.
+        """sqrtps: 2 forms.
 
         sqrtps W:xmm, R:xmm/m128                     0F 51 /r                     SQRTPS_XMM_XMMM128 (SSE)
+        sqrtps W:xmm, R:xmm/m128                     REX2 0F 51 /r                REX2_SQRTPS_XMM_XMMM128 (SSE)
         """
 
     def sqrtsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sqrtsd: 1 form.
+        """sqrtsd: 2 forms.
 
         sqrtsd RW:xmm, R:xmm/m64                     F2 0F 51 /r                  SQRTSD_XMM_XMMM64 (SSE2)
+        sqrtsd RW:xmm, R:xmm/m64                     REX2 F2 0F 51 /r             REX2_SQRTSD_XMM_XMMM64 (SSE2)
         """
 
     def sqrtss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """sqrtss: 1 form.
+        """sqrtss: 2 forms.
 
         sqrtss RW:xmm, R:xmm/m32                     F3 0F 51 /r                  SQRTSS_XMM_XMMM32 (SSE)
+        sqrtss RW:xmm, R:xmm/m32                     REX2 F3 0F 51 /r             REX2_SQRTSS_XMM_XMMM32 (SSE)
         """
 
     def stac(self, *, rc: int | None = None) -> None:
@@ -5473,9 +6225,10 @@ class AsmMethods:
         """
 
     def stmxcsr(self, a: _Mem, *, rc: int | None = None) -> None:
-        """stmxcsr: 1 form.
+        """stmxcsr: 2 forms.
 
         stmxcsr W:m32                                0F AE /3                     STMXCSR_M32 (SSE)
+        stmxcsr W:m32                                REX2 0F AE /3                REX2_STMXCSR_M32 (SSE)
         """
 
     def stosb(self, *ops: _Operand, rc: int | None = None) -> None:
@@ -5503,10 +6256,12 @@ class AsmMethods:
         """
 
     def str(self, a: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """str: 3 forms.
+        """str: 5 forms.
 
         str W:r16/m16                                o16 0F 00 /1                 STR_RM16 (INTEL286)
+        str W:r16/m16                                REX2 o16 0F 00 /1            REX2_STR_RM16 (INTEL286)
         str W:r32/m16                                0F 00 /1                     STR_R32M16 (INTEL386)
+        str W:r32/m16                                REX2 0F 00 /1                REX2_STR_R32M16 (INTEL386)
         str W:r64/m16                                REX.W 0F 00 /1               STR_R64M16 (X64)
         """
 
@@ -5523,51 +6278,70 @@ class AsmMethods:
         """
 
     def sub(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """sub: 19 forms.
+        """sub: 34 forms.
 
         sub RW:r8/m8, R:r8                           28 /r                        SUB_RM8_R8 (INTEL8086)
+        sub RW:r8/m8, R:r8                           REX2 28 /r                   REX2_SUB_RM8_R8 (INTEL8086)
         sub RW:r16/m16, R:r16                        o16 29 /r                    SUB_RM16_R16 (INTEL8086)
+        sub RW:r16/m16, R:r16                        REX2 o16 29 /r               REX2_SUB_RM16_R16 (INTEL8086)
         sub RW:r32/m32, R:r32                        29 /r                        SUB_RM32_R32 (INTEL386)
+        sub RW:r32/m32, R:r32                        REX2 29 /r                   REX2_SUB_RM32_R32 (INTEL386)
         sub RW:r64/m64, R:r64                        REX.W 29 /r                  SUB_RM64_R64 (X64)
+        sub RW:r64/m64, R:r64                        REX2 REX.W 29 /r             REX2_SUB_RM64_R64 (X64)
         sub RW:r8, R:r8/m8                           2A /r                        SUB_R8_RM8 (INTEL8086)
+        sub RW:r8, R:r8/m8                           REX2 2A /r                   REX2_SUB_R8_RM8 (INTEL8086)
         sub RW:r16, R:r16/m16                        o16 2B /r                    SUB_R16_RM16 (INTEL8086)
+        sub RW:r16, R:r16/m16                        REX2 o16 2B /r               REX2_SUB_R16_RM16 (INTEL8086)
         sub RW:r32, R:r32/m32                        2B /r                        SUB_R32_RM32 (INTEL386)
+        sub RW:r32, R:r32/m32                        REX2 2B /r                   REX2_SUB_R32_RM32 (INTEL386)
         sub RW:r64, R:r64/m64                        REX.W 2B /r                  SUB_R64_RM64 (X64)
+        sub RW:r64, R:r64/m64                        REX2 REX.W 2B /r             REX2_SUB_R64_RM64 (X64)
         sub RW:r16/m16, R:simm8                      o16 83 /5 ib                 SUB_RM16_IMM8 (INTEL8086)
+        sub RW:r16/m16, R:simm8                      REX2 o16 83 /5 ib            REX2_SUB_RM16_IMM8 (INTEL8086)
         sub RW:r32/m32, R:simm8                      83 /5 ib                     SUB_RM32_IMM8 (INTEL386)
+        sub RW:r32/m32, R:simm8                      REX2 83 /5 ib                REX2_SUB_RM32_IMM8 (INTEL386)
         sub RW:r64/m64, R:simm8                      REX.W 83 /5 ib               SUB_RM64_IMM8 (X64)
+        sub RW:r64/m64, R:simm8                      REX2 REX.W 83 /5 ib          REX2_SUB_RM64_IMM8 (X64)
         sub RW:al, R:imm8                            2C ib                        SUB_AL_IMM8 (INTEL8086)
         sub RW:ax, R:imm16                           o16 2D iw                    SUB_AX_IMM16 (INTEL8086)
         sub RW:eax, R:imm32                          2D id                        SUB_EAX_IMM32 (INTEL386)
         sub RW:rax, R:simm32                         REX.W 2D id                  SUB_RAX_IMM32 (X64)
         sub RW:r8/m8, R:imm8                         80 /5 ib                     SUB_RM8_IMM8 (INTEL8086)
+        sub RW:r8/m8, R:imm8                         REX2 80 /5 ib                REX2_SUB_RM8_IMM8 (INTEL8086)
         sub RW:r16/m16, R:imm16                      o16 81 /5 iw                 SUB_RM16_IMM16 (INTEL8086)
+        sub RW:r16/m16, R:imm16                      REX2 o16 81 /5 iw            REX2_SUB_RM16_IMM16 (INTEL8086)
         sub RW:r32/m32, R:imm32                      81 /5 id                     SUB_RM32_IMM32 (INTEL386)
+        sub RW:r32/m32, R:imm32                      REX2 81 /5 id                REX2_SUB_RM32_IMM32 (INTEL386)
         sub RW:r64/m64, R:simm32                     REX.W 81 /5 id               SUB_RM64_IMM32 (X64)
+        sub RW:r64/m64, R:simm32                     REX2 REX.W 81 /5 id          REX2_SUB_RM64_IMM32 (X64)
         """
 
     def subpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """subpd: 1 form.
+        """subpd: 2 forms.
 
         subpd RW:xmm, R:xmm/m128                     66 0F 5C /r                  SUBPD_XMM_XMMM128 (SSE2)
+        subpd RW:xmm, R:xmm/m128                     REX2 66 0F 5C /r             REX2_SUBPD_XMM_XMMM128 (SSE2)
         """
 
     def subps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """subps: 1 form.
+        """subps: 2 forms.
 
         subps RW:xmm, R:xmm/m128                     0F 5C /r                     SUBPS_XMM_XMMM128 (SSE)
+        subps RW:xmm, R:xmm/m128                     REX2 0F 5C /r                REX2_SUBPS_XMM_XMMM128 (SSE)
         """
 
     def subsd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """subsd: 1 form.
+        """subsd: 2 forms.
 
         subsd RW:xmm, R:xmm/m64                      F2 0F 5C /r                  SUBSD_XMM_XMMM64 (SSE2)
+        subsd RW:xmm, R:xmm/m64                      REX2 F2 0F 5C /r             REX2_SUBSD_XMM_XMMM64 (SSE2)
         """
 
     def subss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """subss: 1 form.
+        """subss: 2 forms.
 
         subss RW:xmm, R:xmm/m32                      F3 0F 5C /r                  SUBSS_XMM_XMMM32 (SSE)
+        subss RW:xmm, R:xmm/m32                      REX2 F3 0F 5C /r             REX2_SUBSS_XMM_XMMM32 (SSE)
         """
 
     def swapgs(self, *, rc: int | None = None) -> None:
@@ -5733,20 +6507,28 @@ class AsmMethods:
         """
 
     def test(self, a: _Reg | _Mem, b: _Reg | _Imm, *, rc: int | None = None) -> None:
-        """test: 16 forms.
+        """test: 24 forms.
 
         test R:r8/m8, R:r8                           84 /r                        TEST_RM8_R8 (INTEL8086)
+        test R:r8/m8, R:r8                           REX2 84 /r                   REX2_TEST_RM8_R8 (INTEL8086)
         test R:r16/m16, R:r16                        o16 85 /r                    TEST_RM16_R16 (INTEL8086)
+        test R:r16/m16, R:r16                        REX2 o16 85 /r               REX2_TEST_RM16_R16 (INTEL8086)
         test R:r32/m32, R:r32                        85 /r                        TEST_RM32_R32 (INTEL386)
+        test R:r32/m32, R:r32                        REX2 85 /r                   REX2_TEST_RM32_R32 (INTEL386)
         test R:r64/m64, R:r64                        REX.W 85 /r                  TEST_RM64_R64 (X64)
+        test R:r64/m64, R:r64                        REX2 REX.W 85 /r             REX2_TEST_RM64_R64 (X64)
         test R:al, R:imm8                            A8 ib                        TEST_AL_IMM8 (INTEL8086)
         test R:ax, R:imm16                           o16 A9 iw                    TEST_AX_IMM16 (INTEL8086)
         test R:eax, R:imm32                          A9 id                        TEST_EAX_IMM32 (INTEL386)
         test R:rax, R:simm32                         REX.W A9 id                  TEST_RAX_IMM32 (X64)
         test R:r8/m8, R:imm8                         F6 /0 ib                     TEST_RM8_IMM8 (INTEL8086)
+        test R:r8/m8, R:imm8                         REX2 F6 /0 ib                REX2_TEST_RM8_IMM8 (INTEL8086)
         test R:r16/m16, R:imm16                      o16 F7 /0 iw                 TEST_RM16_IMM16 (INTEL8086)
+        test R:r16/m16, R:imm16                      REX2 o16 F7 /0 iw            REX2_TEST_RM16_IMM16 (INTEL8086)
         test R:r32/m32, R:imm32                      F7 /0 id                     TEST_RM32_IMM32 (INTEL386)
+        test R:r32/m32, R:imm32                      REX2 F7 /0 id                REX2_TEST_RM32_IMM32 (INTEL386)
         test R:r64/m64, R:simm32                     REX.W F7 /0 id               TEST_RM64_IMM32 (X64)
+        test R:r64/m64, R:simm32                     REX2 REX.W F7 /0 id          REX2_TEST_RM64_IMM32 (X64)
         test R:r8/m8, R:imm8                         F6 /1 ib                     TEST_RM8_IMM8_F6R1 (INTEL8086)
         test R:r16/m16, R:imm16                      o16 F7 /1 iw                 TEST_RM16_IMM16_F7R1 (INTEL8086)
         test R:r32/m32, R:imm32                      F7 /1 id                     TEST_RM32_IMM32_F7R1 (INTEL386)
@@ -5828,11 +6610,14 @@ class AsmMethods:
         """
 
     def tzcnt(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """tzcnt: 3 forms.
+        """tzcnt: 6 forms.
 
         tzcnt W:r16, R:r16/m16                       o16 F3 0F BC /r              TZCNT_R16_RM16 (BMI1)
+        tzcnt W:r16, R:r16/m16                       REX2 o16 F3 0F BC /r         REX2_TZCNT_R16_RM16 (BMI1)
         tzcnt W:r32, R:r32/m32                       F3 0F BC /r                  TZCNT_R32_RM32 (BMI1)
+        tzcnt W:r32, R:r32/m32                       REX2 F3 0F BC /r             REX2_TZCNT_R32_RM32 (BMI1)
         tzcnt W:r64, R:r64/m64                       F3 REX.W 0F BC /r            TZCNT_R64_RM64 (BMI1)
+        tzcnt W:r64, R:r64/m64                       REX2 F3 REX.W 0F BC /r       REX2_TZCNT_R64_RM64 (BMI1)
         """
 
     def tzmsk(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -5843,15 +6628,17 @@ class AsmMethods:
         """
 
     def ucomisd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """ucomisd: 1 form.
+        """ucomisd: 2 forms.
 
         ucomisd R:xmm, R:xmm/m64                     66 0F 2E /r                  UCOMISD_XMM_XMMM64 (SSE2)
+        ucomisd R:xmm, R:xmm/m64                     REX2 66 0F 2E /r             REX2_UCOMISD_XMM_XMMM64 (SSE2)
         """
 
     def ucomiss(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """ucomiss: 1 form.
+        """ucomiss: 2 forms.
 
         ucomiss R:xmm, R:xmm/m32                     0F 2E /r                     UCOMISS_XMM_XMMM32 (SSE)
+        ucomiss R:xmm, R:xmm/m32                     REX2 0F 2E /r                REX2_UCOMISS_XMM_XMMM32 (SSE)
         """
 
     def ud0(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -5863,11 +6650,14 @@ class AsmMethods:
         """
 
     def ud1(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """ud1: 3 forms.
+        """ud1: 6 forms.
 
         ud1 N:r16, N:r16/m16                         o16 0F B9 /r                 UD1_R16_RM16 (INTEL286)
+        ud1 N:r16, N:r16/m16                         REX2 o16 0F B9 /r            REX2_UD1_R16_RM16 (INTEL286)
         ud1 N:r32, N:r32/m32                         0F B9 /r                     UD1_R32_RM32 (INTEL386)
+        ud1 N:r32, N:r32/m32                         REX2 0F B9 /r                REX2_UD1_R32_RM32 (INTEL386)
         ud1 N:r64, N:r64/m64                         REX.W 0F B9 /r               UD1_R64_RM64 (X64)
+        ud1 N:r64, N:r64/m64                         REX2 REX.W 0F B9 /r          REX2_UD1_R64_RM64 (X64)
         """
 
     def ud2(self, *, rc: int | None = None) -> None:
@@ -5883,9 +6673,10 @@ class AsmMethods:
         """
 
     def umonitor(self, a: _Reg, *, rc: int | None = None) -> None:
-        """umonitor: 2 forms.
+        """umonitor: 3 forms.
 
         umonitor R:r64                               F3 0F AE /6                  UMONITOR_R64 (WAITPKG)
+        umonitor R:r64                               REX2 F3 0F AE /6             REX2_UMONITOR_R64 (WAITPKG)
         umonitor R:r32                               a32 F3 0F AE /6              UMONITOR_R32 (WAITPKG)
         """
 
@@ -5906,27 +6697,31 @@ class AsmMethods:
         """
 
     def unpckhpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """unpckhpd: 1 form.
+        """unpckhpd: 2 forms.
 
         unpckhpd RW:xmm, R:xmm/m128                  66 0F 15 /r                  UNPCKHPD_XMM_XMMM128 (SSE2)
+        unpckhpd RW:xmm, R:xmm/m128                  REX2 66 0F 15 /r             REX2_UNPCKHPD_XMM_XMMM128 (SSE2)
         """
 
     def unpckhps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """unpckhps: 1 form.
+        """unpckhps: 2 forms.
 
         unpckhps RW:xmm, R:xmm/m128                  0F 15 /r                     UNPCKHPS_XMM_XMMM128 (SSE)
+        unpckhps RW:xmm, R:xmm/m128                  REX2 0F 15 /r                REX2_UNPCKHPS_XMM_XMMM128 (SSE)
         """
 
     def unpcklpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """unpcklpd: 1 form.
+        """unpcklpd: 2 forms.
 
         unpcklpd RW:xmm, R:xmm/m128                  66 0F 14 /r                  UNPCKLPD_XMM_XMMM128 (SSE2)
+        unpcklpd RW:xmm, R:xmm/m128                  REX2 66 0F 14 /r             REX2_UNPCKLPD_XMM_XMMM128 (SSE2)
         """
 
     def unpcklps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """unpcklps: 1 form.
+        """unpcklps: 2 forms.
 
         unpcklps RW:xmm, R:xmm/m128                  0F 14 /r                     UNPCKLPS_XMM_XMMM128 (SSE)
+        unpcklps RW:xmm, R:xmm/m128                  REX2 0F 14 /r                REX2_UNPCKLPS_XMM_XMMM128 (SSE)
         """
 
     def urdmsr(self, a: _Reg, b: _Reg | _Imm, *, rc: int | None = None) -> None:
@@ -9128,9 +9923,10 @@ class AsmMethods:
         """
 
     def vmclear(self, a: _Mem, *, rc: int | None = None) -> None:
-        """vmclear: 1 form.
+        """vmclear: 2 forms.
 
         vmclear R:m64                                66 0F C7 /6                  VMCLEAR_M64 (VMX)
+        vmclear R:m64                                REX2 66 0F C7 /6             REX2_VMCLEAR_M64 (VMX)
         """
 
     def vmfunc(self, *, rc: int | None = None) -> None:
@@ -9666,21 +10462,24 @@ class AsmMethods:
         """
 
     def vmptrld(self, a: _Mem, *, rc: int | None = None) -> None:
-        """vmptrld: 1 form.
+        """vmptrld: 2 forms.
 
         vmptrld R:m64                                0F C7 /6                     VMPTRLD_M64 (VMX)
+        vmptrld R:m64                                REX2 0F C7 /6                REX2_VMPTRLD_M64 (VMX)
         """
 
     def vmptrst(self, a: _Mem, *, rc: int | None = None) -> None:
-        """vmptrst: 1 form.
+        """vmptrst: 2 forms.
 
         vmptrst W:m64                                0F C7 /7                     VMPTRST_M64 (VMX)
+        vmptrst W:m64                                REX2 0F C7 /7                REX2_VMPTRST_M64 (VMX)
         """
 
     def vmread(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """vmread: 1 form.
+        """vmread: 2 forms.
 
         vmread W:r64/m64, R:r64                      0F 78 /r                     VMREAD_RM64_R64 (VMX)
+        vmread W:r64/m64, R:r64                      REX2 0F 78 /r                REX2_VMREAD_RM64_R64 (VMX)
         """
 
     def vmresume(self, *, rc: int | None = None) -> None:
@@ -9760,9 +10559,10 @@ class AsmMethods:
         """
 
     def vmwrite(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """vmwrite: 1 form.
+        """vmwrite: 2 forms.
 
         vmwrite R:r64, R:r64/m64                     0F 79 /r                     VMWRITE_R64_RM64 (VMX)
+        vmwrite R:r64, R:r64/m64                     REX2 0F 79 /r                REX2_VMWRITE_R64_RM64 (VMX)
         """
 
     def vmxoff(self, *, rc: int | None = None) -> None:
@@ -9772,9 +10572,10 @@ class AsmMethods:
         """
 
     def vmxon(self, a: _Mem, *, rc: int | None = None) -> None:
-        """vmxon: 1 form.
+        """vmxon: 2 forms.
 
         vmxon R:m64                                  F3 0F C7 /6                  VMXON_M64 (VMX)
+        vmxon R:m64                                  REX2 F3 0F C7 /6             REX2_VMXON_M64 (VMX)
         """
 
     def vorpd(self, a: _Reg, b: _Reg, c: _Reg | _Mem, *, rc: int | None = None) -> None:
@@ -13577,17 +14378,21 @@ class AsmMethods:
         """
 
     def wrfsbase(self, a: _Reg, *, rc: int | None = None) -> None:
-        """wrfsbase: 2 forms.
+        """wrfsbase: 4 forms.
 
         wrfsbase R:r32                               F3 0F AE /2                  WRFSBASE_R32 (FSGSBASE)
+        wrfsbase R:r32                               REX2 F3 0F AE /2             REX2_WRFSBASE_R32 (FSGSBASE)
         wrfsbase R:r64                               F3 REX.W 0F AE /2            WRFSBASE_R64 (FSGSBASE)
+        wrfsbase R:r64                               REX2 F3 REX.W 0F AE /2       REX2_WRFSBASE_R64 (FSGSBASE)
         """
 
     def wrgsbase(self, a: _Reg, *, rc: int | None = None) -> None:
-        """wrgsbase: 2 forms.
+        """wrgsbase: 4 forms.
 
         wrgsbase R:r32                               F3 0F AE /3                  WRGSBASE_R32 (FSGSBASE)
+        wrgsbase R:r32                               REX2 F3 0F AE /3             REX2_WRGSBASE_R32 (FSGSBASE)
         wrgsbase R:r64                               F3 REX.W 0F AE /3            WRGSBASE_R64 (FSGSBASE)
+        wrgsbase R:r64                               REX2 F3 REX.W 0F AE /3       REX2_WRGSBASE_R64 (FSGSBASE)
         """
 
     def wrmsr(self, *, rc: int | None = None) -> None:
@@ -13646,12 +14451,16 @@ class AsmMethods:
         """
 
     def xadd(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """xadd: 4 forms.
+        """xadd: 8 forms.
 
         xadd RW:r8/m8, RW:r8                         0F C0 /r                     XADD_RM8_R8 (INTEL486)
+        xadd RW:r8/m8, RW:r8                         REX2 0F C0 /r                REX2_XADD_RM8_R8 (INTEL486)
         xadd RW:r16/m16, RW:r16                      o16 0F C1 /r                 XADD_RM16_R16 (INTEL486)
+        xadd RW:r16/m16, RW:r16                      REX2 o16 0F C1 /r            REX2_XADD_RM16_R16 (INTEL486)
         xadd RW:r32/m32, RW:r32                      0F C1 /r                     XADD_RM32_R32 (INTEL486)
+        xadd RW:r32/m32, RW:r32                      REX2 0F C1 /r                REX2_XADD_RM32_R32 (INTEL486)
         xadd RW:r64/m64, RW:r64                      REX.W 0F C1 /r               XADD_RM64_R64 (X64)
+        xadd RW:r64/m64, RW:r64                      REX2 REX.W 0F C1 /r          REX2_XADD_RM64_R64 (X64)
         """
 
     def xbegin(self, *ops: _Target, rel32: bool = False) -> None:
@@ -13662,15 +14471,22 @@ class AsmMethods:
         """
 
     def xchg(self, a: _Reg | _Mem, b: _Reg, *, rc: int | None = None) -> None:
-        """xchg: 7 forms.
+        """xchg: 14 forms.
 
         xchg RW:r8/m8, RW:r8                         86 /r                        XCHG_RM8_R8 (INTEL8086)
+        xchg RW:r8/m8, RW:r8                         REX2 86 /r                   REX2_XCHG_RM8_R8 (INTEL8086)
         xchg RW:r16/m16, RW:r16                      o16 87 /r                    XCHG_RM16_R16 (INTEL8086)
+        xchg RW:r16/m16, RW:r16                      REX2 o16 87 /r               REX2_XCHG_RM16_R16 (INTEL8086)
         xchg RW:r32/m32, RW:r32                      87 /r                        XCHG_RM32_R32 (INTEL386)
+        xchg RW:r32/m32, RW:r32                      REX2 87 /r                   REX2_XCHG_RM32_R32 (INTEL386)
         xchg RW:r64/m64, RW:r64                      REX.W 87 /r                  XCHG_RM64_R64 (X64)
+        xchg RW:r64/m64, RW:r64                      REX2 REX.W 87 /r             REX2_XCHG_RM64_R64 (X64)
         xchg RW:r16, RW:ax                           o16 90+rw                    XCHG_R16_AX (INTEL8086)
+        xchg RW:r16, RW:ax                           REX2 o16 90+rw               REX2_XCHG_R16_AX (INTEL8086)
         xchg RW:r32, RW:eax                          90+rd                        XCHG_R32_EAX (INTEL386)
+        xchg RW:r32, RW:eax                          REX2 90+rd                   REX2_XCHG_R32_EAX (INTEL386)
         xchg RW:r64, RW:rax                          REX.W 90+ro                  XCHG_R64_RAX (X64)
+        xchg RW:r64, RW:rax                          REX2 REX.W 90+ro             REX2_XCHG_R64_RAX (X64)
         """
 
     def xcryptcbc(self, *, rc: int | None = None) -> None:
@@ -13727,39 +14543,56 @@ class AsmMethods:
         """
 
     def xor(self, a: _Reg | _Mem, b: _Reg | _Mem | _Imm, *, rc: int | None = None) -> None:
-        """xor: 19 forms.
+        """xor: 34 forms.
 
         xor RW:r8/m8, R:r8                           30 /r                        XOR_RM8_R8 (INTEL8086)
+        xor RW:r8/m8, R:r8                           REX2 30 /r                   REX2_XOR_RM8_R8 (INTEL8086)
         xor RW:r16/m16, R:r16                        o16 31 /r                    XOR_RM16_R16 (INTEL8086)
+        xor RW:r16/m16, R:r16                        REX2 o16 31 /r               REX2_XOR_RM16_R16 (INTEL8086)
         xor RW:r32/m32, R:r32                        31 /r                        XOR_RM32_R32 (INTEL386)
+        xor RW:r32/m32, R:r32                        REX2 31 /r                   REX2_XOR_RM32_R32 (INTEL386)
         xor RW:r64/m64, R:r64                        REX.W 31 /r                  XOR_RM64_R64 (X64)
+        xor RW:r64/m64, R:r64                        REX2 REX.W 31 /r             REX2_XOR_RM64_R64 (X64)
         xor RW:r8, R:r8/m8                           32 /r                        XOR_R8_RM8 (INTEL8086)
+        xor RW:r8, R:r8/m8                           REX2 32 /r                   REX2_XOR_R8_RM8 (INTEL8086)
         xor RW:r16, R:r16/m16                        o16 33 /r                    XOR_R16_RM16 (INTEL8086)
+        xor RW:r16, R:r16/m16                        REX2 o16 33 /r               REX2_XOR_R16_RM16 (INTEL8086)
         xor RW:r32, R:r32/m32                        33 /r                        XOR_R32_RM32 (INTEL386)
+        xor RW:r32, R:r32/m32                        REX2 33 /r                   REX2_XOR_R32_RM32 (INTEL386)
         xor RW:r64, R:r64/m64                        REX.W 33 /r                  XOR_R64_RM64 (X64)
+        xor RW:r64, R:r64/m64                        REX2 REX.W 33 /r             REX2_XOR_R64_RM64 (X64)
         xor RW:r16/m16, R:simm8                      o16 83 /6 ib                 XOR_RM16_IMM8 (INTEL8086)
+        xor RW:r16/m16, R:simm8                      REX2 o16 83 /6 ib            REX2_XOR_RM16_IMM8 (INTEL8086)
         xor RW:r32/m32, R:simm8                      83 /6 ib                     XOR_RM32_IMM8 (INTEL386)
+        xor RW:r32/m32, R:simm8                      REX2 83 /6 ib                REX2_XOR_RM32_IMM8 (INTEL386)
         xor RW:r64/m64, R:simm8                      REX.W 83 /6 ib               XOR_RM64_IMM8 (X64)
+        xor RW:r64/m64, R:simm8                      REX2 REX.W 83 /6 ib          REX2_XOR_RM64_IMM8 (X64)
         xor RW:al, R:imm8                            34 ib                        XOR_AL_IMM8 (INTEL8086)
         xor RW:ax, R:imm16                           o16 35 iw                    XOR_AX_IMM16 (INTEL8086)
         xor RW:eax, R:imm32                          35 id                        XOR_EAX_IMM32 (INTEL386)
         xor RW:rax, R:simm32                         REX.W 35 id                  XOR_RAX_IMM32 (X64)
         xor RW:r8/m8, R:imm8                         80 /6 ib                     XOR_RM8_IMM8 (INTEL8086)
+        xor RW:r8/m8, R:imm8                         REX2 80 /6 ib                REX2_XOR_RM8_IMM8 (INTEL8086)
         xor RW:r16/m16, R:imm16                      o16 81 /6 iw                 XOR_RM16_IMM16 (INTEL8086)
+        xor RW:r16/m16, R:imm16                      REX2 o16 81 /6 iw            REX2_XOR_RM16_IMM16 (INTEL8086)
         xor RW:r32/m32, R:imm32                      81 /6 id                     XOR_RM32_IMM32 (INTEL386)
+        xor RW:r32/m32, R:imm32                      REX2 81 /6 id                REX2_XOR_RM32_IMM32 (INTEL386)
         xor RW:r64/m64, R:simm32                     REX.W 81 /6 id               XOR_RM64_IMM32 (X64)
+        xor RW:r64/m64, R:simm32                     REX2 REX.W 81 /6 id          REX2_XOR_RM64_IMM32 (X64)
         """
 
     def xorpd(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """xorpd: 1 form.
+        """xorpd: 2 forms.
 
         xorpd RW:xmm, R:xmm/m128                     66 0F 57 /r                  XORPD_XMM_XMMM128 (SSE2)
+        xorpd RW:xmm, R:xmm/m128                     REX2 66 0F 57 /r             REX2_XORPD_XMM_XMMM128 (SSE2)
         """
 
     def xorps(self, a: _Reg, b: _Reg | _Mem, *, rc: int | None = None) -> None:
-        """xorps: 1 form.
+        """xorps: 2 forms.
 
         xorps RW:xmm, R:xmm/m128                     0F 57 /r                     XORPS_XMM_XMMM128 (SSE)
+        xorps RW:xmm, R:xmm/m128                     REX2 0F 57 /r                REX2_XORPS_XMM_XMMM128 (SSE)
         """
 
     def xresldtrk(self, *, rc: int | None = None) -> None:

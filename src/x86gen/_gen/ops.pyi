@@ -14,9470 +14,11136 @@ class Op:
     NAMES: ClassVar[tuple[str, ...]]
     MOV_RM8_R8: Final = 0
     """``mov W:r8/m8, R:r8`` ``88 /r`` (INTEL8086)"""
-    MOV_RM16_R16: Final = 1
+    REX2_MOV_RM8_R8: Final = 1
+    """``mov W:r8/m8, R:r8`` ``REX2 88 /r`` (INTEL8086)"""
+    MOV_RM16_R16: Final = 2
     """``mov W:r16/m16, R:r16`` ``o16 89 /r`` (INTEL8086)"""
-    MOV_RM32_R32: Final = 2
+    REX2_MOV_RM16_R16: Final = 3
+    """``mov W:r16/m16, R:r16`` ``REX2 o16 89 /r`` (INTEL8086)"""
+    MOV_RM32_R32: Final = 4
     """``mov W:r32/m32, R:r32`` ``89 /r`` (INTEL386)"""
-    MOV_RM64_R64: Final = 3
+    REX2_MOV_RM32_R32: Final = 5
+    """``mov W:r32/m32, R:r32`` ``REX2 89 /r`` (INTEL386)"""
+    MOV_RM64_R64: Final = 6
     """``mov W:r64/m64, R:r64`` ``REX.W 89 /r`` (X64)"""
-    MOV_R8_RM8: Final = 4
+    REX2_MOV_RM64_R64: Final = 7
+    """``mov W:r64/m64, R:r64`` ``REX2 REX.W 89 /r`` (X64)"""
+    MOV_R8_RM8: Final = 8
     """``mov W:r8, R:r8/m8`` ``8A /r`` (INTEL8086)"""
-    MOV_R16_RM16: Final = 5
+    REX2_MOV_R8_RM8: Final = 9
+    """``mov W:r8, R:r8/m8`` ``REX2 8A /r`` (INTEL8086)"""
+    MOV_R16_RM16: Final = 10
     """``mov W:r16, R:r16/m16`` ``o16 8B /r`` (INTEL8086)"""
-    MOV_R32_RM32: Final = 6
+    REX2_MOV_R16_RM16: Final = 11
+    """``mov W:r16, R:r16/m16`` ``REX2 o16 8B /r`` (INTEL8086)"""
+    MOV_R32_RM32: Final = 12
     """``mov W:r32, R:r32/m32`` ``8B /r`` (INTEL386)"""
-    MOV_R64_RM64: Final = 7
+    REX2_MOV_R32_RM32: Final = 13
+    """``mov W:r32, R:r32/m32`` ``REX2 8B /r`` (INTEL386)"""
+    MOV_R64_RM64: Final = 14
     """``mov W:r64, R:r64/m64`` ``REX.W 8B /r`` (X64)"""
-    MOV_R8_IMM8: Final = 8
+    REX2_MOV_R64_RM64: Final = 15
+    """``mov W:r64, R:r64/m64`` ``REX2 REX.W 8B /r`` (X64)"""
+    MOV_R8_IMM8: Final = 16
     """``mov W:r8, R:imm8`` ``B0+rb ib`` (INTEL8086)"""
-    MOV_R16_IMM16: Final = 9
+    REX2_MOV_R8_IMM8: Final = 17
+    """``mov W:r8, R:imm8`` ``REX2 B0+rb ib`` (INTEL8086)"""
+    MOV_R16_IMM16: Final = 18
     """``mov W:r16, R:imm16`` ``o16 B8+rw iw`` (INTEL8086)"""
-    MOV_R32_IMM32: Final = 10
+    REX2_MOV_R16_IMM16: Final = 19
+    """``mov W:r16, R:imm16`` ``REX2 o16 B8+rw iw`` (INTEL8086)"""
+    MOV_R32_IMM32: Final = 20
     """``mov W:r32, R:imm32`` ``B8+rd id`` (INTEL386)"""
-    MOV_R64_IMM64: Final = 11
+    REX2_MOV_R32_IMM32: Final = 21
+    """``mov W:r32, R:imm32`` ``REX2 B8+rd id`` (INTEL386)"""
+    MOV_R64_IMM64: Final = 22
     """``mov W:r64, R:imm64`` ``REX.W B8+ro io`` (X64)"""
-    MOV_RM8_IMM8: Final = 12
+    REX2_MOV_R64_IMM64: Final = 23
+    """``mov W:r64, R:imm64`` ``REX2 REX.W B8+ro io`` (X64)"""
+    MOV_RM8_IMM8: Final = 24
     """``mov W:r8/m8, R:imm8`` ``C6 /0 ib`` (INTEL8086)"""
-    MOV_RM16_IMM16: Final = 13
+    REX2_MOV_RM8_IMM8: Final = 25
+    """``mov W:r8/m8, R:imm8`` ``REX2 C6 /0 ib`` (INTEL8086)"""
+    MOV_RM16_IMM16: Final = 26
     """``mov W:r16/m16, R:imm16`` ``o16 C7 /0 iw`` (INTEL8086)"""
-    MOV_RM32_IMM32: Final = 14
+    REX2_MOV_RM16_IMM16: Final = 27
+    """``mov W:r16/m16, R:imm16`` ``REX2 o16 C7 /0 iw`` (INTEL8086)"""
+    MOV_RM32_IMM32: Final = 28
     """``mov W:r32/m32, R:imm32`` ``C7 /0 id`` (INTEL386)"""
-    MOV_RM64_IMM32: Final = 15
+    REX2_MOV_RM32_IMM32: Final = 29
+    """``mov W:r32/m32, R:imm32`` ``REX2 C7 /0 id`` (INTEL386)"""
+    MOV_RM64_IMM32: Final = 30
     """``mov W:r64/m64, R:simm32`` ``REX.W C7 /0 id`` (X64)"""
-    MOV_AL_MOFFS8: Final = 16
+    REX2_MOV_RM64_IMM32: Final = 31
+    """``mov W:r64/m64, R:simm32`` ``REX2 REX.W C7 /0 id`` (X64)"""
+    MOV_AL_MOFFS8: Final = 32
     """``mov W:al, R:moffs8`` ``A0`` (INTEL8086)"""
-    MOV_AX_MOFFS16: Final = 17
+    MOV_AX_MOFFS16: Final = 33
     """``mov W:ax, R:moffs16`` ``o16 A1`` (INTEL8086)"""
-    MOV_EAX_MOFFS32: Final = 18
+    MOV_EAX_MOFFS32: Final = 34
     """``mov W:eax, R:moffs32`` ``A1`` (INTEL386)"""
-    MOV_RAX_MOFFS64: Final = 19
+    MOV_RAX_MOFFS64: Final = 35
     """``mov W:rax, R:moffs64`` ``REX.W A1`` (X64)"""
-    MOV_MOFFS8_AL: Final = 20
+    MOV_MOFFS8_AL: Final = 36
     """``mov W:moffs8, R:al`` ``A2`` (INTEL8086)"""
-    MOV_MOFFS16_AX: Final = 21
+    MOV_MOFFS16_AX: Final = 37
     """``mov W:moffs16, R:ax`` ``o16 A3`` (INTEL8086)"""
-    MOV_MOFFS32_EAX: Final = 22
+    MOV_MOFFS32_EAX: Final = 38
     """``mov W:moffs32, R:eax`` ``A3`` (INTEL386)"""
-    MOV_MOFFS64_RAX: Final = 23
+    MOV_MOFFS64_RAX: Final = 39
     """``mov W:moffs64, R:rax`` ``REX.W A3`` (X64)"""
-    MOV_R64_CR: Final = 24
+    MOV_R64_CR: Final = 40
     """``mov W:r64, R:cr`` ``0F 20 /r`` (X64)"""
-    MOV_CR_R64: Final = 25
+    REX2_MOV_R64_CR: Final = 41
+    """``mov W:r64, R:cr`` ``REX2 0F 20 /r`` (X64)"""
+    MOV_CR_R64: Final = 42
     """``mov W:cr, R:r64`` ``0F 22 /r`` (X64)"""
-    MOV_R64_DR: Final = 26
+    REX2_MOV_CR_R64: Final = 43
+    """``mov W:cr, R:r64`` ``REX2 0F 22 /r`` (X64)"""
+    MOV_R64_DR: Final = 44
     """``mov W:r64, R:dr`` ``0F 21 /r`` (X64)"""
-    MOV_DR_R64: Final = 27
+    REX2_MOV_R64_DR: Final = 45
+    """``mov W:r64, R:dr`` ``REX2 0F 21 /r`` (X64)"""
+    MOV_DR_R64: Final = 46
     """``mov W:dr, R:r64`` ``0F 23 /r`` (X64)"""
-    MOV_R32M16_SREG: Final = 28
+    REX2_MOV_DR_R64: Final = 47
+    """``mov W:dr, R:r64`` ``REX2 0F 23 /r`` (X64)"""
+    MOV_R32M16_SREG: Final = 48
     """``mov W:r32/m16, R:sreg`` ``8C /r`` (INTEL386)"""
-    MOV_RM16_SREG: Final = 29
+    REX2_MOV_R32M16_SREG: Final = 49
+    """``mov W:r32/m16, R:sreg`` ``REX2 8C /r`` (INTEL386)"""
+    MOV_RM16_SREG: Final = 50
     """``mov W:r16/m16, R:sreg`` ``o16 8C /r`` (INTEL8086)"""
-    MOV_R64M16_SREG: Final = 30
+    MOV_R64M16_SREG: Final = 51
     """``mov W:r64/m16, R:sreg`` ``REX.W 8C /r`` (X64)"""
-    MOV_SREG_RM16: Final = 31
+    MOV_SREG_RM16: Final = 52
     """``mov W:sreg, R:r16/m16`` ``o16 8E /r`` (INTEL8086)"""
-    MOV_SREG_R32M16: Final = 32
+    MOV_SREG_R32M16: Final = 53
     """``mov W:sreg, R:r32/m16`` ``8E /r`` (INTEL386)"""
-    MOV_SREG_R64M16: Final = 33
+    REX2_MOV_SREG_R32M16: Final = 54
+    """``mov W:sreg, R:r32/m16`` ``REX2 8E /r`` (INTEL386)"""
+    MOV_SREG_R64M16: Final = 55
     """``mov W:sreg, R:r64/m16`` ``REX.W 8E /r`` (X64)"""
-    LEA_R16_M: Final = 34
+    LEA_R16_M: Final = 56
     """``lea W:r16, N:m`` ``o16 8D /r`` (INTEL8086)"""
-    LEA_R32_M: Final = 35
+    REX2_LEA_R16_M: Final = 57
+    """``lea W:r16, N:m`` ``REX2 o16 8D /r`` (INTEL8086)"""
+    LEA_R32_M: Final = 58
     """``lea W:r32, N:m`` ``8D /r`` (INTEL386)"""
-    LEA_R64_M: Final = 36
+    REX2_LEA_R32_M: Final = 59
+    """``lea W:r32, N:m`` ``REX2 8D /r`` (INTEL386)"""
+    LEA_R64_M: Final = 60
     """``lea W:r64, N:m`` ``REX.W 8D /r`` (X64)"""
-    MOVZX_R16_RM8: Final = 37
+    REX2_LEA_R64_M: Final = 61
+    """``lea W:r64, N:m`` ``REX2 REX.W 8D /r`` (X64)"""
+    MOVZX_R16_RM8: Final = 62
     """``movzx W:r16, R:r8/m8`` ``o16 0F B6 /r`` (INTEL386)"""
-    MOVZX_R32_RM8: Final = 38
+    REX2_MOVZX_R16_RM8: Final = 63
+    """``movzx W:r16, R:r8/m8`` ``REX2 o16 0F B6 /r`` (INTEL386)"""
+    MOVZX_R32_RM8: Final = 64
     """``movzx W:r32, R:r8/m8`` ``0F B6 /r`` (INTEL386)"""
-    MOVZX_R64_RM8: Final = 39
+    REX2_MOVZX_R32_RM8: Final = 65
+    """``movzx W:r32, R:r8/m8`` ``REX2 0F B6 /r`` (INTEL386)"""
+    MOVZX_R64_RM8: Final = 66
     """``movzx W:r64, R:r8/m8`` ``REX.W 0F B6 /r`` (X64)"""
-    MOVZX_R16_RM16: Final = 40
+    REX2_MOVZX_R64_RM8: Final = 67
+    """``movzx W:r64, R:r8/m8`` ``REX2 REX.W 0F B6 /r`` (X64)"""
+    MOVZX_R16_RM16: Final = 68
     """``movzx W:r16, R:r16/m16`` ``o16 0F B7 /r`` (INTEL386)"""
-    MOVZX_R32_RM16: Final = 41
+    MOVZX_R32_RM16: Final = 69
     """``movzx W:r32, R:r16/m16`` ``0F B7 /r`` (INTEL386)"""
-    MOVZX_R64_RM16: Final = 42
+    REX2_MOVZX_R32_RM16: Final = 70
+    """``movzx W:r32, R:r16/m16`` ``REX2 0F B7 /r`` (INTEL386)"""
+    MOVZX_R64_RM16: Final = 71
     """``movzx W:r64, R:r16/m16`` ``REX.W 0F B7 /r`` (X64)"""
-    MOVSX_R16_RM8: Final = 43
+    REX2_MOVZX_R64_RM16: Final = 72
+    """``movzx W:r64, R:r16/m16`` ``REX2 REX.W 0F B7 /r`` (X64)"""
+    MOVSX_R16_RM8: Final = 73
     """``movsx W:r16, R:r8/m8`` ``o16 0F BE /r`` (INTEL386)"""
-    MOVSX_R32_RM8: Final = 44
+    REX2_MOVSX_R16_RM8: Final = 74
+    """``movsx W:r16, R:r8/m8`` ``REX2 o16 0F BE /r`` (INTEL386)"""
+    MOVSX_R32_RM8: Final = 75
     """``movsx W:r32, R:r8/m8`` ``0F BE /r`` (INTEL386)"""
-    MOVSX_R64_RM8: Final = 45
+    REX2_MOVSX_R32_RM8: Final = 76
+    """``movsx W:r32, R:r8/m8`` ``REX2 0F BE /r`` (INTEL386)"""
+    MOVSX_R64_RM8: Final = 77
     """``movsx W:r64, R:r8/m8`` ``REX.W 0F BE /r`` (X64)"""
-    MOVSX_R16_RM16: Final = 46
+    REX2_MOVSX_R64_RM8: Final = 78
+    """``movsx W:r64, R:r8/m8`` ``REX2 REX.W 0F BE /r`` (X64)"""
+    MOVSX_R16_RM16: Final = 79
     """``movsx W:r16, R:r16/m16`` ``o16 0F BF /r`` (INTEL386)"""
-    MOVSX_R32_RM16: Final = 47
+    MOVSX_R32_RM16: Final = 80
     """``movsx W:r32, R:r16/m16`` ``0F BF /r`` (INTEL386)"""
-    MOVSX_R64_RM16: Final = 48
+    REX2_MOVSX_R32_RM16: Final = 81
+    """``movsx W:r32, R:r16/m16`` ``REX2 0F BF /r`` (INTEL386)"""
+    MOVSX_R64_RM16: Final = 82
     """``movsx W:r64, R:r16/m16`` ``REX.W 0F BF /r`` (X64)"""
-    MOVSXD_R64_RM32: Final = 49
+    REX2_MOVSX_R64_RM16: Final = 83
+    """``movsx W:r64, R:r16/m16`` ``REX2 REX.W 0F BF /r`` (X64)"""
+    MOVSXD_R64_RM32: Final = 84
     """``movsxd W:r64, R:r32/m32`` ``REX.W 63 /r`` (X64)"""
-    MOVSXD_R32_RM32: Final = 50
+    REX2_MOVSXD_R64_RM32: Final = 85
+    """``movsxd W:r64, R:r32/m32`` ``REX2 REX.W 63 /r`` (X64)"""
+    MOVSXD_R32_RM32: Final = 86
     """``movsxd W:r32, R:r32/m32`` ``63 /r`` (X64)"""
-    MOVSXD_R16_RM16: Final = 51
+    MOVSXD_R16_RM16: Final = 87
     """``movsxd W:r16, R:r16/m16`` ``o16 63 /r`` (X64)"""
-    CWD: Final = 52
+    CWD: Final = 88
     """``cwd`` ``o16 99`` (INTEL8086)"""
-    CDQ: Final = 53
+    CDQ: Final = 89
     """``cdq`` ``99`` (INTEL386)"""
-    CQO: Final = 54
+    CQO: Final = 90
     """``cqo`` ``REX.W 99`` (X64)"""
-    ADD_RM8_R8: Final = 55
+    ADD_RM8_R8: Final = 91
     """``add RW:r8/m8, R:r8`` ``00 /r`` (INTEL8086)"""
-    ADD_RM16_R16: Final = 56
+    REX2_ADD_RM8_R8: Final = 92
+    """``add RW:r8/m8, R:r8`` ``REX2 00 /r`` (INTEL8086)"""
+    ADD_RM16_R16: Final = 93
     """``add RW:r16/m16, R:r16`` ``o16 01 /r`` (INTEL8086)"""
-    ADD_RM32_R32: Final = 57
+    REX2_ADD_RM16_R16: Final = 94
+    """``add RW:r16/m16, R:r16`` ``REX2 o16 01 /r`` (INTEL8086)"""
+    ADD_RM32_R32: Final = 95
     """``add RW:r32/m32, R:r32`` ``01 /r`` (INTEL386)"""
-    ADD_RM64_R64: Final = 58
+    REX2_ADD_RM32_R32: Final = 96
+    """``add RW:r32/m32, R:r32`` ``REX2 01 /r`` (INTEL386)"""
+    ADD_RM64_R64: Final = 97
     """``add RW:r64/m64, R:r64`` ``REX.W 01 /r`` (X64)"""
-    ADD_R8_RM8: Final = 59
+    REX2_ADD_RM64_R64: Final = 98
+    """``add RW:r64/m64, R:r64`` ``REX2 REX.W 01 /r`` (X64)"""
+    ADD_R8_RM8: Final = 99
     """``add RW:r8, R:r8/m8`` ``02 /r`` (INTEL8086)"""
-    ADD_R16_RM16: Final = 60
+    REX2_ADD_R8_RM8: Final = 100
+    """``add RW:r8, R:r8/m8`` ``REX2 02 /r`` (INTEL8086)"""
+    ADD_R16_RM16: Final = 101
     """``add RW:r16, R:r16/m16`` ``o16 03 /r`` (INTEL8086)"""
-    ADD_R32_RM32: Final = 61
+    REX2_ADD_R16_RM16: Final = 102
+    """``add RW:r16, R:r16/m16`` ``REX2 o16 03 /r`` (INTEL8086)"""
+    ADD_R32_RM32: Final = 103
     """``add RW:r32, R:r32/m32`` ``03 /r`` (INTEL386)"""
-    ADD_R64_RM64: Final = 62
+    REX2_ADD_R32_RM32: Final = 104
+    """``add RW:r32, R:r32/m32`` ``REX2 03 /r`` (INTEL386)"""
+    ADD_R64_RM64: Final = 105
     """``add RW:r64, R:r64/m64`` ``REX.W 03 /r`` (X64)"""
-    ADD_RM16_IMM8: Final = 63
+    REX2_ADD_R64_RM64: Final = 106
+    """``add RW:r64, R:r64/m64`` ``REX2 REX.W 03 /r`` (X64)"""
+    ADD_RM16_IMM8: Final = 107
     """``add RW:r16/m16, R:simm8`` ``o16 83 /0 ib`` (INTEL8086)"""
-    ADD_RM32_IMM8: Final = 64
+    REX2_ADD_RM16_IMM8: Final = 108
+    """``add RW:r16/m16, R:simm8`` ``REX2 o16 83 /0 ib`` (INTEL8086)"""
+    ADD_RM32_IMM8: Final = 109
     """``add RW:r32/m32, R:simm8`` ``83 /0 ib`` (INTEL386)"""
-    ADD_RM64_IMM8: Final = 65
+    REX2_ADD_RM32_IMM8: Final = 110
+    """``add RW:r32/m32, R:simm8`` ``REX2 83 /0 ib`` (INTEL386)"""
+    ADD_RM64_IMM8: Final = 111
     """``add RW:r64/m64, R:simm8`` ``REX.W 83 /0 ib`` (X64)"""
-    ADD_AL_IMM8: Final = 66
+    REX2_ADD_RM64_IMM8: Final = 112
+    """``add RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /0 ib`` (X64)"""
+    ADD_AL_IMM8: Final = 113
     """``add RW:al, R:imm8`` ``04 ib`` (INTEL8086)"""
-    ADD_AX_IMM16: Final = 67
+    ADD_AX_IMM16: Final = 114
     """``add RW:ax, R:imm16`` ``o16 05 iw`` (INTEL8086)"""
-    ADD_EAX_IMM32: Final = 68
+    ADD_EAX_IMM32: Final = 115
     """``add RW:eax, R:imm32`` ``05 id`` (INTEL386)"""
-    ADD_RAX_IMM32: Final = 69
+    ADD_RAX_IMM32: Final = 116
     """``add RW:rax, R:simm32`` ``REX.W 05 id`` (X64)"""
-    ADD_RM8_IMM8: Final = 70
+    ADD_RM8_IMM8: Final = 117
     """``add RW:r8/m8, R:imm8`` ``80 /0 ib`` (INTEL8086)"""
-    ADD_RM16_IMM16: Final = 71
+    REX2_ADD_RM8_IMM8: Final = 118
+    """``add RW:r8/m8, R:imm8`` ``REX2 80 /0 ib`` (INTEL8086)"""
+    ADD_RM16_IMM16: Final = 119
     """``add RW:r16/m16, R:imm16`` ``o16 81 /0 iw`` (INTEL8086)"""
-    ADD_RM32_IMM32: Final = 72
+    REX2_ADD_RM16_IMM16: Final = 120
+    """``add RW:r16/m16, R:imm16`` ``REX2 o16 81 /0 iw`` (INTEL8086)"""
+    ADD_RM32_IMM32: Final = 121
     """``add RW:r32/m32, R:imm32`` ``81 /0 id`` (INTEL386)"""
-    ADD_RM64_IMM32: Final = 73
+    REX2_ADD_RM32_IMM32: Final = 122
+    """``add RW:r32/m32, R:imm32`` ``REX2 81 /0 id`` (INTEL386)"""
+    ADD_RM64_IMM32: Final = 123
     """``add RW:r64/m64, R:simm32`` ``REX.W 81 /0 id`` (X64)"""
-    OR_RM8_R8: Final = 74
+    REX2_ADD_RM64_IMM32: Final = 124
+    """``add RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /0 id`` (X64)"""
+    OR_RM8_R8: Final = 125
     """``or RW:r8/m8, R:r8`` ``08 /r`` (INTEL8086)"""
-    OR_RM16_R16: Final = 75
+    REX2_OR_RM8_R8: Final = 126
+    """``or RW:r8/m8, R:r8`` ``REX2 08 /r`` (INTEL8086)"""
+    OR_RM16_R16: Final = 127
     """``or RW:r16/m16, R:r16`` ``o16 09 /r`` (INTEL8086)"""
-    OR_RM32_R32: Final = 76
+    REX2_OR_RM16_R16: Final = 128
+    """``or RW:r16/m16, R:r16`` ``REX2 o16 09 /r`` (INTEL8086)"""
+    OR_RM32_R32: Final = 129
     """``or RW:r32/m32, R:r32`` ``09 /r`` (INTEL386)"""
-    OR_RM64_R64: Final = 77
+    REX2_OR_RM32_R32: Final = 130
+    """``or RW:r32/m32, R:r32`` ``REX2 09 /r`` (INTEL386)"""
+    OR_RM64_R64: Final = 131
     """``or RW:r64/m64, R:r64`` ``REX.W 09 /r`` (X64)"""
-    OR_R8_RM8: Final = 78
+    REX2_OR_RM64_R64: Final = 132
+    """``or RW:r64/m64, R:r64`` ``REX2 REX.W 09 /r`` (X64)"""
+    OR_R8_RM8: Final = 133
     """``or RW:r8, R:r8/m8`` ``0A /r`` (INTEL8086)"""
-    OR_R16_RM16: Final = 79
+    REX2_OR_R8_RM8: Final = 134
+    """``or RW:r8, R:r8/m8`` ``REX2 0A /r`` (INTEL8086)"""
+    OR_R16_RM16: Final = 135
     """``or RW:r16, R:r16/m16`` ``o16 0B /r`` (INTEL8086)"""
-    OR_R32_RM32: Final = 80
+    REX2_OR_R16_RM16: Final = 136
+    """``or RW:r16, R:r16/m16`` ``REX2 o16 0B /r`` (INTEL8086)"""
+    OR_R32_RM32: Final = 137
     """``or RW:r32, R:r32/m32`` ``0B /r`` (INTEL386)"""
-    OR_R64_RM64: Final = 81
+    REX2_OR_R32_RM32: Final = 138
+    """``or RW:r32, R:r32/m32`` ``REX2 0B /r`` (INTEL386)"""
+    OR_R64_RM64: Final = 139
     """``or RW:r64, R:r64/m64`` ``REX.W 0B /r`` (X64)"""
-    OR_RM16_IMM8: Final = 82
+    REX2_OR_R64_RM64: Final = 140
+    """``or RW:r64, R:r64/m64`` ``REX2 REX.W 0B /r`` (X64)"""
+    OR_RM16_IMM8: Final = 141
     """``or RW:r16/m16, R:simm8`` ``o16 83 /1 ib`` (INTEL8086)"""
-    OR_RM32_IMM8: Final = 83
+    REX2_OR_RM16_IMM8: Final = 142
+    """``or RW:r16/m16, R:simm8`` ``REX2 o16 83 /1 ib`` (INTEL8086)"""
+    OR_RM32_IMM8: Final = 143
     """``or RW:r32/m32, R:simm8`` ``83 /1 ib`` (INTEL386)"""
-    OR_RM64_IMM8: Final = 84
+    REX2_OR_RM32_IMM8: Final = 144
+    """``or RW:r32/m32, R:simm8`` ``REX2 83 /1 ib`` (INTEL386)"""
+    OR_RM64_IMM8: Final = 145
     """``or RW:r64/m64, R:simm8`` ``REX.W 83 /1 ib`` (X64)"""
-    OR_AL_IMM8: Final = 85
+    REX2_OR_RM64_IMM8: Final = 146
+    """``or RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /1 ib`` (X64)"""
+    OR_AL_IMM8: Final = 147
     """``or RW:al, R:imm8`` ``0C ib`` (INTEL8086)"""
-    OR_AX_IMM16: Final = 86
+    OR_AX_IMM16: Final = 148
     """``or RW:ax, R:imm16`` ``o16 0D iw`` (INTEL8086)"""
-    OR_EAX_IMM32: Final = 87
+    OR_EAX_IMM32: Final = 149
     """``or RW:eax, R:imm32`` ``0D id`` (INTEL386)"""
-    OR_RAX_IMM32: Final = 88
+    OR_RAX_IMM32: Final = 150
     """``or RW:rax, R:simm32`` ``REX.W 0D id`` (X64)"""
-    OR_RM8_IMM8: Final = 89
+    OR_RM8_IMM8: Final = 151
     """``or RW:r8/m8, R:imm8`` ``80 /1 ib`` (INTEL8086)"""
-    OR_RM16_IMM16: Final = 90
+    REX2_OR_RM8_IMM8: Final = 152
+    """``or RW:r8/m8, R:imm8`` ``REX2 80 /1 ib`` (INTEL8086)"""
+    OR_RM16_IMM16: Final = 153
     """``or RW:r16/m16, R:imm16`` ``o16 81 /1 iw`` (INTEL8086)"""
-    OR_RM32_IMM32: Final = 91
+    REX2_OR_RM16_IMM16: Final = 154
+    """``or RW:r16/m16, R:imm16`` ``REX2 o16 81 /1 iw`` (INTEL8086)"""
+    OR_RM32_IMM32: Final = 155
     """``or RW:r32/m32, R:imm32`` ``81 /1 id`` (INTEL386)"""
-    OR_RM64_IMM32: Final = 92
+    REX2_OR_RM32_IMM32: Final = 156
+    """``or RW:r32/m32, R:imm32`` ``REX2 81 /1 id`` (INTEL386)"""
+    OR_RM64_IMM32: Final = 157
     """``or RW:r64/m64, R:simm32`` ``REX.W 81 /1 id`` (X64)"""
-    ADC_RM8_R8: Final = 93
+    REX2_OR_RM64_IMM32: Final = 158
+    """``or RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /1 id`` (X64)"""
+    ADC_RM8_R8: Final = 159
     """``adc RW:r8/m8, R:r8`` ``10 /r`` (INTEL8086)"""
-    ADC_RM16_R16: Final = 94
+    REX2_ADC_RM8_R8: Final = 160
+    """``adc RW:r8/m8, R:r8`` ``REX2 10 /r`` (INTEL8086)"""
+    ADC_RM16_R16: Final = 161
     """``adc RW:r16/m16, R:r16`` ``o16 11 /r`` (INTEL8086)"""
-    ADC_RM32_R32: Final = 95
+    REX2_ADC_RM16_R16: Final = 162
+    """``adc RW:r16/m16, R:r16`` ``REX2 o16 11 /r`` (INTEL8086)"""
+    ADC_RM32_R32: Final = 163
     """``adc RW:r32/m32, R:r32`` ``11 /r`` (INTEL386)"""
-    ADC_RM64_R64: Final = 96
+    REX2_ADC_RM32_R32: Final = 164
+    """``adc RW:r32/m32, R:r32`` ``REX2 11 /r`` (INTEL386)"""
+    ADC_RM64_R64: Final = 165
     """``adc RW:r64/m64, R:r64`` ``REX.W 11 /r`` (X64)"""
-    ADC_R8_RM8: Final = 97
+    REX2_ADC_RM64_R64: Final = 166
+    """``adc RW:r64/m64, R:r64`` ``REX2 REX.W 11 /r`` (X64)"""
+    ADC_R8_RM8: Final = 167
     """``adc RW:r8, R:r8/m8`` ``12 /r`` (INTEL8086)"""
-    ADC_R16_RM16: Final = 98
+    REX2_ADC_R8_RM8: Final = 168
+    """``adc RW:r8, R:r8/m8`` ``REX2 12 /r`` (INTEL8086)"""
+    ADC_R16_RM16: Final = 169
     """``adc RW:r16, R:r16/m16`` ``o16 13 /r`` (INTEL8086)"""
-    ADC_R32_RM32: Final = 99
+    REX2_ADC_R16_RM16: Final = 170
+    """``adc RW:r16, R:r16/m16`` ``REX2 o16 13 /r`` (INTEL8086)"""
+    ADC_R32_RM32: Final = 171
     """``adc RW:r32, R:r32/m32`` ``13 /r`` (INTEL386)"""
-    ADC_R64_RM64: Final = 100
+    REX2_ADC_R32_RM32: Final = 172
+    """``adc RW:r32, R:r32/m32`` ``REX2 13 /r`` (INTEL386)"""
+    ADC_R64_RM64: Final = 173
     """``adc RW:r64, R:r64/m64`` ``REX.W 13 /r`` (X64)"""
-    ADC_RM16_IMM8: Final = 101
+    REX2_ADC_R64_RM64: Final = 174
+    """``adc RW:r64, R:r64/m64`` ``REX2 REX.W 13 /r`` (X64)"""
+    ADC_RM16_IMM8: Final = 175
     """``adc RW:r16/m16, R:simm8`` ``o16 83 /2 ib`` (INTEL8086)"""
-    ADC_RM32_IMM8: Final = 102
+    REX2_ADC_RM16_IMM8: Final = 176
+    """``adc RW:r16/m16, R:simm8`` ``REX2 o16 83 /2 ib`` (INTEL8086)"""
+    ADC_RM32_IMM8: Final = 177
     """``adc RW:r32/m32, R:simm8`` ``83 /2 ib`` (INTEL386)"""
-    ADC_RM64_IMM8: Final = 103
+    REX2_ADC_RM32_IMM8: Final = 178
+    """``adc RW:r32/m32, R:simm8`` ``REX2 83 /2 ib`` (INTEL386)"""
+    ADC_RM64_IMM8: Final = 179
     """``adc RW:r64/m64, R:simm8`` ``REX.W 83 /2 ib`` (X64)"""
-    ADC_AL_IMM8: Final = 104
+    REX2_ADC_RM64_IMM8: Final = 180
+    """``adc RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /2 ib`` (X64)"""
+    ADC_AL_IMM8: Final = 181
     """``adc RW:al, R:imm8`` ``14 ib`` (INTEL8086)"""
-    ADC_AX_IMM16: Final = 105
+    ADC_AX_IMM16: Final = 182
     """``adc RW:ax, R:imm16`` ``o16 15 iw`` (INTEL8086)"""
-    ADC_EAX_IMM32: Final = 106
+    ADC_EAX_IMM32: Final = 183
     """``adc RW:eax, R:imm32`` ``15 id`` (INTEL386)"""
-    ADC_RAX_IMM32: Final = 107
+    ADC_RAX_IMM32: Final = 184
     """``adc RW:rax, R:simm32`` ``REX.W 15 id`` (X64)"""
-    ADC_RM8_IMM8: Final = 108
+    ADC_RM8_IMM8: Final = 185
     """``adc RW:r8/m8, R:imm8`` ``80 /2 ib`` (INTEL8086)"""
-    ADC_RM16_IMM16: Final = 109
+    REX2_ADC_RM8_IMM8: Final = 186
+    """``adc RW:r8/m8, R:imm8`` ``REX2 80 /2 ib`` (INTEL8086)"""
+    ADC_RM16_IMM16: Final = 187
     """``adc RW:r16/m16, R:imm16`` ``o16 81 /2 iw`` (INTEL8086)"""
-    ADC_RM32_IMM32: Final = 110
+    REX2_ADC_RM16_IMM16: Final = 188
+    """``adc RW:r16/m16, R:imm16`` ``REX2 o16 81 /2 iw`` (INTEL8086)"""
+    ADC_RM32_IMM32: Final = 189
     """``adc RW:r32/m32, R:imm32`` ``81 /2 id`` (INTEL386)"""
-    ADC_RM64_IMM32: Final = 111
+    REX2_ADC_RM32_IMM32: Final = 190
+    """``adc RW:r32/m32, R:imm32`` ``REX2 81 /2 id`` (INTEL386)"""
+    ADC_RM64_IMM32: Final = 191
     """``adc RW:r64/m64, R:simm32`` ``REX.W 81 /2 id`` (X64)"""
-    SBB_RM8_R8: Final = 112
+    REX2_ADC_RM64_IMM32: Final = 192
+    """``adc RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /2 id`` (X64)"""
+    SBB_RM8_R8: Final = 193
     """``sbb RW:r8/m8, R:r8`` ``18 /r`` (INTEL8086)"""
-    SBB_RM16_R16: Final = 113
+    REX2_SBB_RM8_R8: Final = 194
+    """``sbb RW:r8/m8, R:r8`` ``REX2 18 /r`` (INTEL8086)"""
+    SBB_RM16_R16: Final = 195
     """``sbb RW:r16/m16, R:r16`` ``o16 19 /r`` (INTEL8086)"""
-    SBB_RM32_R32: Final = 114
+    REX2_SBB_RM16_R16: Final = 196
+    """``sbb RW:r16/m16, R:r16`` ``REX2 o16 19 /r`` (INTEL8086)"""
+    SBB_RM32_R32: Final = 197
     """``sbb RW:r32/m32, R:r32`` ``19 /r`` (INTEL386)"""
-    SBB_RM64_R64: Final = 115
+    REX2_SBB_RM32_R32: Final = 198
+    """``sbb RW:r32/m32, R:r32`` ``REX2 19 /r`` (INTEL386)"""
+    SBB_RM64_R64: Final = 199
     """``sbb RW:r64/m64, R:r64`` ``REX.W 19 /r`` (X64)"""
-    SBB_R8_RM8: Final = 116
+    REX2_SBB_RM64_R64: Final = 200
+    """``sbb RW:r64/m64, R:r64`` ``REX2 REX.W 19 /r`` (X64)"""
+    SBB_R8_RM8: Final = 201
     """``sbb RW:r8, R:r8/m8`` ``1A /r`` (INTEL8086)"""
-    SBB_R16_RM16: Final = 117
+    REX2_SBB_R8_RM8: Final = 202
+    """``sbb RW:r8, R:r8/m8`` ``REX2 1A /r`` (INTEL8086)"""
+    SBB_R16_RM16: Final = 203
     """``sbb RW:r16, R:r16/m16`` ``o16 1B /r`` (INTEL8086)"""
-    SBB_R32_RM32: Final = 118
+    REX2_SBB_R16_RM16: Final = 204
+    """``sbb RW:r16, R:r16/m16`` ``REX2 o16 1B /r`` (INTEL8086)"""
+    SBB_R32_RM32: Final = 205
     """``sbb RW:r32, R:r32/m32`` ``1B /r`` (INTEL386)"""
-    SBB_R64_RM64: Final = 119
+    REX2_SBB_R32_RM32: Final = 206
+    """``sbb RW:r32, R:r32/m32`` ``REX2 1B /r`` (INTEL386)"""
+    SBB_R64_RM64: Final = 207
     """``sbb RW:r64, R:r64/m64`` ``REX.W 1B /r`` (X64)"""
-    SBB_RM16_IMM8: Final = 120
+    REX2_SBB_R64_RM64: Final = 208
+    """``sbb RW:r64, R:r64/m64`` ``REX2 REX.W 1B /r`` (X64)"""
+    SBB_RM16_IMM8: Final = 209
     """``sbb RW:r16/m16, R:simm8`` ``o16 83 /3 ib`` (INTEL8086)"""
-    SBB_RM32_IMM8: Final = 121
+    REX2_SBB_RM16_IMM8: Final = 210
+    """``sbb RW:r16/m16, R:simm8`` ``REX2 o16 83 /3 ib`` (INTEL8086)"""
+    SBB_RM32_IMM8: Final = 211
     """``sbb RW:r32/m32, R:simm8`` ``83 /3 ib`` (INTEL386)"""
-    SBB_RM64_IMM8: Final = 122
+    REX2_SBB_RM32_IMM8: Final = 212
+    """``sbb RW:r32/m32, R:simm8`` ``REX2 83 /3 ib`` (INTEL386)"""
+    SBB_RM64_IMM8: Final = 213
     """``sbb RW:r64/m64, R:simm8`` ``REX.W 83 /3 ib`` (X64)"""
-    SBB_AL_IMM8: Final = 123
+    REX2_SBB_RM64_IMM8: Final = 214
+    """``sbb RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /3 ib`` (X64)"""
+    SBB_AL_IMM8: Final = 215
     """``sbb RW:al, R:imm8`` ``1C ib`` (INTEL8086)"""
-    SBB_AX_IMM16: Final = 124
+    SBB_AX_IMM16: Final = 216
     """``sbb RW:ax, R:imm16`` ``o16 1D iw`` (INTEL8086)"""
-    SBB_EAX_IMM32: Final = 125
+    SBB_EAX_IMM32: Final = 217
     """``sbb RW:eax, R:imm32`` ``1D id`` (INTEL386)"""
-    SBB_RAX_IMM32: Final = 126
+    SBB_RAX_IMM32: Final = 218
     """``sbb RW:rax, R:simm32`` ``REX.W 1D id`` (X64)"""
-    SBB_RM8_IMM8: Final = 127
+    SBB_RM8_IMM8: Final = 219
     """``sbb RW:r8/m8, R:imm8`` ``80 /3 ib`` (INTEL8086)"""
-    SBB_RM16_IMM16: Final = 128
+    REX2_SBB_RM8_IMM8: Final = 220
+    """``sbb RW:r8/m8, R:imm8`` ``REX2 80 /3 ib`` (INTEL8086)"""
+    SBB_RM16_IMM16: Final = 221
     """``sbb RW:r16/m16, R:imm16`` ``o16 81 /3 iw`` (INTEL8086)"""
-    SBB_RM32_IMM32: Final = 129
+    REX2_SBB_RM16_IMM16: Final = 222
+    """``sbb RW:r16/m16, R:imm16`` ``REX2 o16 81 /3 iw`` (INTEL8086)"""
+    SBB_RM32_IMM32: Final = 223
     """``sbb RW:r32/m32, R:imm32`` ``81 /3 id`` (INTEL386)"""
-    SBB_RM64_IMM32: Final = 130
+    REX2_SBB_RM32_IMM32: Final = 224
+    """``sbb RW:r32/m32, R:imm32`` ``REX2 81 /3 id`` (INTEL386)"""
+    SBB_RM64_IMM32: Final = 225
     """``sbb RW:r64/m64, R:simm32`` ``REX.W 81 /3 id`` (X64)"""
-    AND_RM8_R8: Final = 131
+    REX2_SBB_RM64_IMM32: Final = 226
+    """``sbb RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /3 id`` (X64)"""
+    AND_RM8_R8: Final = 227
     """``and RW:r8/m8, R:r8`` ``20 /r`` (INTEL8086)"""
-    AND_RM16_R16: Final = 132
+    REX2_AND_RM8_R8: Final = 228
+    """``and RW:r8/m8, R:r8`` ``REX2 20 /r`` (INTEL8086)"""
+    AND_RM16_R16: Final = 229
     """``and RW:r16/m16, R:r16`` ``o16 21 /r`` (INTEL8086)"""
-    AND_RM32_R32: Final = 133
+    REX2_AND_RM16_R16: Final = 230
+    """``and RW:r16/m16, R:r16`` ``REX2 o16 21 /r`` (INTEL8086)"""
+    AND_RM32_R32: Final = 231
     """``and RW:r32/m32, R:r32`` ``21 /r`` (INTEL386)"""
-    AND_RM64_R64: Final = 134
+    REX2_AND_RM32_R32: Final = 232
+    """``and RW:r32/m32, R:r32`` ``REX2 21 /r`` (INTEL386)"""
+    AND_RM64_R64: Final = 233
     """``and RW:r64/m64, R:r64`` ``REX.W 21 /r`` (X64)"""
-    AND_R8_RM8: Final = 135
+    REX2_AND_RM64_R64: Final = 234
+    """``and RW:r64/m64, R:r64`` ``REX2 REX.W 21 /r`` (X64)"""
+    AND_R8_RM8: Final = 235
     """``and RW:r8, R:r8/m8`` ``22 /r`` (INTEL8086)"""
-    AND_R16_RM16: Final = 136
+    REX2_AND_R8_RM8: Final = 236
+    """``and RW:r8, R:r8/m8`` ``REX2 22 /r`` (INTEL8086)"""
+    AND_R16_RM16: Final = 237
     """``and RW:r16, R:r16/m16`` ``o16 23 /r`` (INTEL8086)"""
-    AND_R32_RM32: Final = 137
+    REX2_AND_R16_RM16: Final = 238
+    """``and RW:r16, R:r16/m16`` ``REX2 o16 23 /r`` (INTEL8086)"""
+    AND_R32_RM32: Final = 239
     """``and RW:r32, R:r32/m32`` ``23 /r`` (INTEL386)"""
-    AND_R64_RM64: Final = 138
+    REX2_AND_R32_RM32: Final = 240
+    """``and RW:r32, R:r32/m32`` ``REX2 23 /r`` (INTEL386)"""
+    AND_R64_RM64: Final = 241
     """``and RW:r64, R:r64/m64`` ``REX.W 23 /r`` (X64)"""
-    AND_RM16_IMM8: Final = 139
+    REX2_AND_R64_RM64: Final = 242
+    """``and RW:r64, R:r64/m64`` ``REX2 REX.W 23 /r`` (X64)"""
+    AND_RM16_IMM8: Final = 243
     """``and RW:r16/m16, R:simm8`` ``o16 83 /4 ib`` (INTEL8086)"""
-    AND_RM32_IMM8: Final = 140
+    REX2_AND_RM16_IMM8: Final = 244
+    """``and RW:r16/m16, R:simm8`` ``REX2 o16 83 /4 ib`` (INTEL8086)"""
+    AND_RM32_IMM8: Final = 245
     """``and RW:r32/m32, R:simm8`` ``83 /4 ib`` (INTEL386)"""
-    AND_RM64_IMM8: Final = 141
+    REX2_AND_RM32_IMM8: Final = 246
+    """``and RW:r32/m32, R:simm8`` ``REX2 83 /4 ib`` (INTEL386)"""
+    AND_RM64_IMM8: Final = 247
     """``and RW:r64/m64, R:simm8`` ``REX.W 83 /4 ib`` (X64)"""
-    AND_AL_IMM8: Final = 142
+    REX2_AND_RM64_IMM8: Final = 248
+    """``and RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /4 ib`` (X64)"""
+    AND_AL_IMM8: Final = 249
     """``and RW:al, R:imm8`` ``24 ib`` (INTEL8086)"""
-    AND_AX_IMM16: Final = 143
+    AND_AX_IMM16: Final = 250
     """``and RW:ax, R:imm16`` ``o16 25 iw`` (INTEL8086)"""
-    AND_EAX_IMM32: Final = 144
+    AND_EAX_IMM32: Final = 251
     """``and RW:eax, R:imm32`` ``25 id`` (INTEL386)"""
-    AND_RAX_IMM32: Final = 145
+    AND_RAX_IMM32: Final = 252
     """``and RW:rax, R:simm32`` ``REX.W 25 id`` (X64)"""
-    AND_RM8_IMM8: Final = 146
+    AND_RM8_IMM8: Final = 253
     """``and RW:r8/m8, R:imm8`` ``80 /4 ib`` (INTEL8086)"""
-    AND_RM16_IMM16: Final = 147
+    REX2_AND_RM8_IMM8: Final = 254
+    """``and RW:r8/m8, R:imm8`` ``REX2 80 /4 ib`` (INTEL8086)"""
+    AND_RM16_IMM16: Final = 255
     """``and RW:r16/m16, R:imm16`` ``o16 81 /4 iw`` (INTEL8086)"""
-    AND_RM32_IMM32: Final = 148
+    REX2_AND_RM16_IMM16: Final = 256
+    """``and RW:r16/m16, R:imm16`` ``REX2 o16 81 /4 iw`` (INTEL8086)"""
+    AND_RM32_IMM32: Final = 257
     """``and RW:r32/m32, R:imm32`` ``81 /4 id`` (INTEL386)"""
-    AND_RM64_IMM32: Final = 149
+    REX2_AND_RM32_IMM32: Final = 258
+    """``and RW:r32/m32, R:imm32`` ``REX2 81 /4 id`` (INTEL386)"""
+    AND_RM64_IMM32: Final = 259
     """``and RW:r64/m64, R:simm32`` ``REX.W 81 /4 id`` (X64)"""
-    SUB_RM8_R8: Final = 150
+    REX2_AND_RM64_IMM32: Final = 260
+    """``and RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /4 id`` (X64)"""
+    SUB_RM8_R8: Final = 261
     """``sub RW:r8/m8, R:r8`` ``28 /r`` (INTEL8086)"""
-    SUB_RM16_R16: Final = 151
+    REX2_SUB_RM8_R8: Final = 262
+    """``sub RW:r8/m8, R:r8`` ``REX2 28 /r`` (INTEL8086)"""
+    SUB_RM16_R16: Final = 263
     """``sub RW:r16/m16, R:r16`` ``o16 29 /r`` (INTEL8086)"""
-    SUB_RM32_R32: Final = 152
+    REX2_SUB_RM16_R16: Final = 264
+    """``sub RW:r16/m16, R:r16`` ``REX2 o16 29 /r`` (INTEL8086)"""
+    SUB_RM32_R32: Final = 265
     """``sub RW:r32/m32, R:r32`` ``29 /r`` (INTEL386)"""
-    SUB_RM64_R64: Final = 153
+    REX2_SUB_RM32_R32: Final = 266
+    """``sub RW:r32/m32, R:r32`` ``REX2 29 /r`` (INTEL386)"""
+    SUB_RM64_R64: Final = 267
     """``sub RW:r64/m64, R:r64`` ``REX.W 29 /r`` (X64)"""
-    SUB_R8_RM8: Final = 154
+    REX2_SUB_RM64_R64: Final = 268
+    """``sub RW:r64/m64, R:r64`` ``REX2 REX.W 29 /r`` (X64)"""
+    SUB_R8_RM8: Final = 269
     """``sub RW:r8, R:r8/m8`` ``2A /r`` (INTEL8086)"""
-    SUB_R16_RM16: Final = 155
+    REX2_SUB_R8_RM8: Final = 270
+    """``sub RW:r8, R:r8/m8`` ``REX2 2A /r`` (INTEL8086)"""
+    SUB_R16_RM16: Final = 271
     """``sub RW:r16, R:r16/m16`` ``o16 2B /r`` (INTEL8086)"""
-    SUB_R32_RM32: Final = 156
+    REX2_SUB_R16_RM16: Final = 272
+    """``sub RW:r16, R:r16/m16`` ``REX2 o16 2B /r`` (INTEL8086)"""
+    SUB_R32_RM32: Final = 273
     """``sub RW:r32, R:r32/m32`` ``2B /r`` (INTEL386)"""
-    SUB_R64_RM64: Final = 157
+    REX2_SUB_R32_RM32: Final = 274
+    """``sub RW:r32, R:r32/m32`` ``REX2 2B /r`` (INTEL386)"""
+    SUB_R64_RM64: Final = 275
     """``sub RW:r64, R:r64/m64`` ``REX.W 2B /r`` (X64)"""
-    SUB_RM16_IMM8: Final = 158
+    REX2_SUB_R64_RM64: Final = 276
+    """``sub RW:r64, R:r64/m64`` ``REX2 REX.W 2B /r`` (X64)"""
+    SUB_RM16_IMM8: Final = 277
     """``sub RW:r16/m16, R:simm8`` ``o16 83 /5 ib`` (INTEL8086)"""
-    SUB_RM32_IMM8: Final = 159
+    REX2_SUB_RM16_IMM8: Final = 278
+    """``sub RW:r16/m16, R:simm8`` ``REX2 o16 83 /5 ib`` (INTEL8086)"""
+    SUB_RM32_IMM8: Final = 279
     """``sub RW:r32/m32, R:simm8`` ``83 /5 ib`` (INTEL386)"""
-    SUB_RM64_IMM8: Final = 160
+    REX2_SUB_RM32_IMM8: Final = 280
+    """``sub RW:r32/m32, R:simm8`` ``REX2 83 /5 ib`` (INTEL386)"""
+    SUB_RM64_IMM8: Final = 281
     """``sub RW:r64/m64, R:simm8`` ``REX.W 83 /5 ib`` (X64)"""
-    SUB_AL_IMM8: Final = 161
+    REX2_SUB_RM64_IMM8: Final = 282
+    """``sub RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /5 ib`` (X64)"""
+    SUB_AL_IMM8: Final = 283
     """``sub RW:al, R:imm8`` ``2C ib`` (INTEL8086)"""
-    SUB_AX_IMM16: Final = 162
+    SUB_AX_IMM16: Final = 284
     """``sub RW:ax, R:imm16`` ``o16 2D iw`` (INTEL8086)"""
-    SUB_EAX_IMM32: Final = 163
+    SUB_EAX_IMM32: Final = 285
     """``sub RW:eax, R:imm32`` ``2D id`` (INTEL386)"""
-    SUB_RAX_IMM32: Final = 164
+    SUB_RAX_IMM32: Final = 286
     """``sub RW:rax, R:simm32`` ``REX.W 2D id`` (X64)"""
-    SUB_RM8_IMM8: Final = 165
+    SUB_RM8_IMM8: Final = 287
     """``sub RW:r8/m8, R:imm8`` ``80 /5 ib`` (INTEL8086)"""
-    SUB_RM16_IMM16: Final = 166
+    REX2_SUB_RM8_IMM8: Final = 288
+    """``sub RW:r8/m8, R:imm8`` ``REX2 80 /5 ib`` (INTEL8086)"""
+    SUB_RM16_IMM16: Final = 289
     """``sub RW:r16/m16, R:imm16`` ``o16 81 /5 iw`` (INTEL8086)"""
-    SUB_RM32_IMM32: Final = 167
+    REX2_SUB_RM16_IMM16: Final = 290
+    """``sub RW:r16/m16, R:imm16`` ``REX2 o16 81 /5 iw`` (INTEL8086)"""
+    SUB_RM32_IMM32: Final = 291
     """``sub RW:r32/m32, R:imm32`` ``81 /5 id`` (INTEL386)"""
-    SUB_RM64_IMM32: Final = 168
+    REX2_SUB_RM32_IMM32: Final = 292
+    """``sub RW:r32/m32, R:imm32`` ``REX2 81 /5 id`` (INTEL386)"""
+    SUB_RM64_IMM32: Final = 293
     """``sub RW:r64/m64, R:simm32`` ``REX.W 81 /5 id`` (X64)"""
-    XOR_RM8_R8: Final = 169
+    REX2_SUB_RM64_IMM32: Final = 294
+    """``sub RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /5 id`` (X64)"""
+    XOR_RM8_R8: Final = 295
     """``xor RW:r8/m8, R:r8`` ``30 /r`` (INTEL8086)"""
-    XOR_RM16_R16: Final = 170
+    REX2_XOR_RM8_R8: Final = 296
+    """``xor RW:r8/m8, R:r8`` ``REX2 30 /r`` (INTEL8086)"""
+    XOR_RM16_R16: Final = 297
     """``xor RW:r16/m16, R:r16`` ``o16 31 /r`` (INTEL8086)"""
-    XOR_RM32_R32: Final = 171
+    REX2_XOR_RM16_R16: Final = 298
+    """``xor RW:r16/m16, R:r16`` ``REX2 o16 31 /r`` (INTEL8086)"""
+    XOR_RM32_R32: Final = 299
     """``xor RW:r32/m32, R:r32`` ``31 /r`` (INTEL386)"""
-    XOR_RM64_R64: Final = 172
+    REX2_XOR_RM32_R32: Final = 300
+    """``xor RW:r32/m32, R:r32`` ``REX2 31 /r`` (INTEL386)"""
+    XOR_RM64_R64: Final = 301
     """``xor RW:r64/m64, R:r64`` ``REX.W 31 /r`` (X64)"""
-    XOR_R8_RM8: Final = 173
+    REX2_XOR_RM64_R64: Final = 302
+    """``xor RW:r64/m64, R:r64`` ``REX2 REX.W 31 /r`` (X64)"""
+    XOR_R8_RM8: Final = 303
     """``xor RW:r8, R:r8/m8`` ``32 /r`` (INTEL8086)"""
-    XOR_R16_RM16: Final = 174
+    REX2_XOR_R8_RM8: Final = 304
+    """``xor RW:r8, R:r8/m8`` ``REX2 32 /r`` (INTEL8086)"""
+    XOR_R16_RM16: Final = 305
     """``xor RW:r16, R:r16/m16`` ``o16 33 /r`` (INTEL8086)"""
-    XOR_R32_RM32: Final = 175
+    REX2_XOR_R16_RM16: Final = 306
+    """``xor RW:r16, R:r16/m16`` ``REX2 o16 33 /r`` (INTEL8086)"""
+    XOR_R32_RM32: Final = 307
     """``xor RW:r32, R:r32/m32`` ``33 /r`` (INTEL386)"""
-    XOR_R64_RM64: Final = 176
+    REX2_XOR_R32_RM32: Final = 308
+    """``xor RW:r32, R:r32/m32`` ``REX2 33 /r`` (INTEL386)"""
+    XOR_R64_RM64: Final = 309
     """``xor RW:r64, R:r64/m64`` ``REX.W 33 /r`` (X64)"""
-    XOR_RM16_IMM8: Final = 177
+    REX2_XOR_R64_RM64: Final = 310
+    """``xor RW:r64, R:r64/m64`` ``REX2 REX.W 33 /r`` (X64)"""
+    XOR_RM16_IMM8: Final = 311
     """``xor RW:r16/m16, R:simm8`` ``o16 83 /6 ib`` (INTEL8086)"""
-    XOR_RM32_IMM8: Final = 178
+    REX2_XOR_RM16_IMM8: Final = 312
+    """``xor RW:r16/m16, R:simm8`` ``REX2 o16 83 /6 ib`` (INTEL8086)"""
+    XOR_RM32_IMM8: Final = 313
     """``xor RW:r32/m32, R:simm8`` ``83 /6 ib`` (INTEL386)"""
-    XOR_RM64_IMM8: Final = 179
+    REX2_XOR_RM32_IMM8: Final = 314
+    """``xor RW:r32/m32, R:simm8`` ``REX2 83 /6 ib`` (INTEL386)"""
+    XOR_RM64_IMM8: Final = 315
     """``xor RW:r64/m64, R:simm8`` ``REX.W 83 /6 ib`` (X64)"""
-    XOR_AL_IMM8: Final = 180
+    REX2_XOR_RM64_IMM8: Final = 316
+    """``xor RW:r64/m64, R:simm8`` ``REX2 REX.W 83 /6 ib`` (X64)"""
+    XOR_AL_IMM8: Final = 317
     """``xor RW:al, R:imm8`` ``34 ib`` (INTEL8086)"""
-    XOR_AX_IMM16: Final = 181
+    XOR_AX_IMM16: Final = 318
     """``xor RW:ax, R:imm16`` ``o16 35 iw`` (INTEL8086)"""
-    XOR_EAX_IMM32: Final = 182
+    XOR_EAX_IMM32: Final = 319
     """``xor RW:eax, R:imm32`` ``35 id`` (INTEL386)"""
-    XOR_RAX_IMM32: Final = 183
+    XOR_RAX_IMM32: Final = 320
     """``xor RW:rax, R:simm32`` ``REX.W 35 id`` (X64)"""
-    XOR_RM8_IMM8: Final = 184
+    XOR_RM8_IMM8: Final = 321
     """``xor RW:r8/m8, R:imm8`` ``80 /6 ib`` (INTEL8086)"""
-    XOR_RM16_IMM16: Final = 185
+    REX2_XOR_RM8_IMM8: Final = 322
+    """``xor RW:r8/m8, R:imm8`` ``REX2 80 /6 ib`` (INTEL8086)"""
+    XOR_RM16_IMM16: Final = 323
     """``xor RW:r16/m16, R:imm16`` ``o16 81 /6 iw`` (INTEL8086)"""
-    XOR_RM32_IMM32: Final = 186
+    REX2_XOR_RM16_IMM16: Final = 324
+    """``xor RW:r16/m16, R:imm16`` ``REX2 o16 81 /6 iw`` (INTEL8086)"""
+    XOR_RM32_IMM32: Final = 325
     """``xor RW:r32/m32, R:imm32`` ``81 /6 id`` (INTEL386)"""
-    XOR_RM64_IMM32: Final = 187
+    REX2_XOR_RM32_IMM32: Final = 326
+    """``xor RW:r32/m32, R:imm32`` ``REX2 81 /6 id`` (INTEL386)"""
+    XOR_RM64_IMM32: Final = 327
     """``xor RW:r64/m64, R:simm32`` ``REX.W 81 /6 id`` (X64)"""
-    CMP_RM8_R8: Final = 188
+    REX2_XOR_RM64_IMM32: Final = 328
+    """``xor RW:r64/m64, R:simm32`` ``REX2 REX.W 81 /6 id`` (X64)"""
+    CMP_RM8_R8: Final = 329
     """``cmp R:r8/m8, R:r8`` ``38 /r`` (INTEL8086)"""
-    CMP_RM16_R16: Final = 189
+    REX2_CMP_RM8_R8: Final = 330
+    """``cmp R:r8/m8, R:r8`` ``REX2 38 /r`` (INTEL8086)"""
+    CMP_RM16_R16: Final = 331
     """``cmp R:r16/m16, R:r16`` ``o16 39 /r`` (INTEL8086)"""
-    CMP_RM32_R32: Final = 190
+    REX2_CMP_RM16_R16: Final = 332
+    """``cmp R:r16/m16, R:r16`` ``REX2 o16 39 /r`` (INTEL8086)"""
+    CMP_RM32_R32: Final = 333
     """``cmp R:r32/m32, R:r32`` ``39 /r`` (INTEL386)"""
-    CMP_RM64_R64: Final = 191
+    REX2_CMP_RM32_R32: Final = 334
+    """``cmp R:r32/m32, R:r32`` ``REX2 39 /r`` (INTEL386)"""
+    CMP_RM64_R64: Final = 335
     """``cmp R:r64/m64, R:r64`` ``REX.W 39 /r`` (X64)"""
-    CMP_R8_RM8: Final = 192
+    REX2_CMP_RM64_R64: Final = 336
+    """``cmp R:r64/m64, R:r64`` ``REX2 REX.W 39 /r`` (X64)"""
+    CMP_R8_RM8: Final = 337
     """``cmp R:r8, R:r8/m8`` ``3A /r`` (INTEL8086)"""
-    CMP_R16_RM16: Final = 193
+    REX2_CMP_R8_RM8: Final = 338
+    """``cmp R:r8, R:r8/m8`` ``REX2 3A /r`` (INTEL8086)"""
+    CMP_R16_RM16: Final = 339
     """``cmp R:r16, R:r16/m16`` ``o16 3B /r`` (INTEL8086)"""
-    CMP_R32_RM32: Final = 194
+    REX2_CMP_R16_RM16: Final = 340
+    """``cmp R:r16, R:r16/m16`` ``REX2 o16 3B /r`` (INTEL8086)"""
+    CMP_R32_RM32: Final = 341
     """``cmp R:r32, R:r32/m32`` ``3B /r`` (INTEL386)"""
-    CMP_R64_RM64: Final = 195
+    REX2_CMP_R32_RM32: Final = 342
+    """``cmp R:r32, R:r32/m32`` ``REX2 3B /r`` (INTEL386)"""
+    CMP_R64_RM64: Final = 343
     """``cmp R:r64, R:r64/m64`` ``REX.W 3B /r`` (X64)"""
-    CMP_RM16_IMM8: Final = 196
+    REX2_CMP_R64_RM64: Final = 344
+    """``cmp R:r64, R:r64/m64`` ``REX2 REX.W 3B /r`` (X64)"""
+    CMP_RM16_IMM8: Final = 345
     """``cmp R:r16/m16, R:simm8`` ``o16 83 /7 ib`` (INTEL8086)"""
-    CMP_RM32_IMM8: Final = 197
+    REX2_CMP_RM16_IMM8: Final = 346
+    """``cmp R:r16/m16, R:simm8`` ``REX2 o16 83 /7 ib`` (INTEL8086)"""
+    CMP_RM32_IMM8: Final = 347
     """``cmp R:r32/m32, R:simm8`` ``83 /7 ib`` (INTEL386)"""
-    CMP_RM64_IMM8: Final = 198
+    REX2_CMP_RM32_IMM8: Final = 348
+    """``cmp R:r32/m32, R:simm8`` ``REX2 83 /7 ib`` (INTEL386)"""
+    CMP_RM64_IMM8: Final = 349
     """``cmp R:r64/m64, R:simm8`` ``REX.W 83 /7 ib`` (X64)"""
-    CMP_AL_IMM8: Final = 199
+    REX2_CMP_RM64_IMM8: Final = 350
+    """``cmp R:r64/m64, R:simm8`` ``REX2 REX.W 83 /7 ib`` (X64)"""
+    CMP_AL_IMM8: Final = 351
     """``cmp R:al, R:imm8`` ``3C ib`` (INTEL8086)"""
-    CMP_AX_IMM16: Final = 200
+    CMP_AX_IMM16: Final = 352
     """``cmp R:ax, R:imm16`` ``o16 3D iw`` (INTEL8086)"""
-    CMP_EAX_IMM32: Final = 201
+    CMP_EAX_IMM32: Final = 353
     """``cmp R:eax, R:imm32`` ``3D id`` (INTEL386)"""
-    CMP_RAX_IMM32: Final = 202
+    CMP_RAX_IMM32: Final = 354
     """``cmp R:rax, R:simm32`` ``REX.W 3D id`` (X64)"""
-    CMP_RM8_IMM8: Final = 203
+    CMP_RM8_IMM8: Final = 355
     """``cmp R:r8/m8, R:imm8`` ``80 /7 ib`` (INTEL8086)"""
-    CMP_RM16_IMM16: Final = 204
+    REX2_CMP_RM8_IMM8: Final = 356
+    """``cmp R:r8/m8, R:imm8`` ``REX2 80 /7 ib`` (INTEL8086)"""
+    CMP_RM16_IMM16: Final = 357
     """``cmp R:r16/m16, R:imm16`` ``o16 81 /7 iw`` (INTEL8086)"""
-    CMP_RM32_IMM32: Final = 205
+    REX2_CMP_RM16_IMM16: Final = 358
+    """``cmp R:r16/m16, R:imm16`` ``REX2 o16 81 /7 iw`` (INTEL8086)"""
+    CMP_RM32_IMM32: Final = 359
     """``cmp R:r32/m32, R:imm32`` ``81 /7 id`` (INTEL386)"""
-    CMP_RM64_IMM32: Final = 206
+    REX2_CMP_RM32_IMM32: Final = 360
+    """``cmp R:r32/m32, R:imm32`` ``REX2 81 /7 id`` (INTEL386)"""
+    CMP_RM64_IMM32: Final = 361
     """``cmp R:r64/m64, R:simm32`` ``REX.W 81 /7 id`` (X64)"""
-    TEST_RM8_R8: Final = 207
+    REX2_CMP_RM64_IMM32: Final = 362
+    """``cmp R:r64/m64, R:simm32`` ``REX2 REX.W 81 /7 id`` (X64)"""
+    TEST_RM8_R8: Final = 363
     """``test R:r8/m8, R:r8`` ``84 /r`` (INTEL8086)"""
-    TEST_RM16_R16: Final = 208
+    REX2_TEST_RM8_R8: Final = 364
+    """``test R:r8/m8, R:r8`` ``REX2 84 /r`` (INTEL8086)"""
+    TEST_RM16_R16: Final = 365
     """``test R:r16/m16, R:r16`` ``o16 85 /r`` (INTEL8086)"""
-    TEST_RM32_R32: Final = 209
+    REX2_TEST_RM16_R16: Final = 366
+    """``test R:r16/m16, R:r16`` ``REX2 o16 85 /r`` (INTEL8086)"""
+    TEST_RM32_R32: Final = 367
     """``test R:r32/m32, R:r32`` ``85 /r`` (INTEL386)"""
-    TEST_RM64_R64: Final = 210
+    REX2_TEST_RM32_R32: Final = 368
+    """``test R:r32/m32, R:r32`` ``REX2 85 /r`` (INTEL386)"""
+    TEST_RM64_R64: Final = 369
     """``test R:r64/m64, R:r64`` ``REX.W 85 /r`` (X64)"""
-    TEST_AL_IMM8: Final = 211
+    REX2_TEST_RM64_R64: Final = 370
+    """``test R:r64/m64, R:r64`` ``REX2 REX.W 85 /r`` (X64)"""
+    TEST_AL_IMM8: Final = 371
     """``test R:al, R:imm8`` ``A8 ib`` (INTEL8086)"""
-    TEST_AX_IMM16: Final = 212
+    TEST_AX_IMM16: Final = 372
     """``test R:ax, R:imm16`` ``o16 A9 iw`` (INTEL8086)"""
-    TEST_EAX_IMM32: Final = 213
+    TEST_EAX_IMM32: Final = 373
     """``test R:eax, R:imm32`` ``A9 id`` (INTEL386)"""
-    TEST_RAX_IMM32: Final = 214
+    TEST_RAX_IMM32: Final = 374
     """``test R:rax, R:simm32`` ``REX.W A9 id`` (X64)"""
-    TEST_RM8_IMM8: Final = 215
+    TEST_RM8_IMM8: Final = 375
     """``test R:r8/m8, R:imm8`` ``F6 /0 ib`` (INTEL8086)"""
-    TEST_RM16_IMM16: Final = 216
+    REX2_TEST_RM8_IMM8: Final = 376
+    """``test R:r8/m8, R:imm8`` ``REX2 F6 /0 ib`` (INTEL8086)"""
+    TEST_RM16_IMM16: Final = 377
     """``test R:r16/m16, R:imm16`` ``o16 F7 /0 iw`` (INTEL8086)"""
-    TEST_RM32_IMM32: Final = 217
+    REX2_TEST_RM16_IMM16: Final = 378
+    """``test R:r16/m16, R:imm16`` ``REX2 o16 F7 /0 iw`` (INTEL8086)"""
+    TEST_RM32_IMM32: Final = 379
     """``test R:r32/m32, R:imm32`` ``F7 /0 id`` (INTEL386)"""
-    TEST_RM64_IMM32: Final = 218
+    REX2_TEST_RM32_IMM32: Final = 380
+    """``test R:r32/m32, R:imm32`` ``REX2 F7 /0 id`` (INTEL386)"""
+    TEST_RM64_IMM32: Final = 381
     """``test R:r64/m64, R:simm32`` ``REX.W F7 /0 id`` (X64)"""
-    TEST_RM8_IMM8_F6R1: Final = 219
+    REX2_TEST_RM64_IMM32: Final = 382
+    """``test R:r64/m64, R:simm32`` ``REX2 REX.W F7 /0 id`` (X64)"""
+    TEST_RM8_IMM8_F6R1: Final = 383
     """``test R:r8/m8, R:imm8`` ``F6 /1 ib`` (INTEL8086)"""
-    TEST_RM16_IMM16_F7R1: Final = 220
+    TEST_RM16_IMM16_F7R1: Final = 384
     """``test R:r16/m16, R:imm16`` ``o16 F7 /1 iw`` (INTEL8086)"""
-    TEST_RM32_IMM32_F7R1: Final = 221
+    TEST_RM32_IMM32_F7R1: Final = 385
     """``test R:r32/m32, R:imm32`` ``F7 /1 id`` (INTEL386)"""
-    TEST_RM64_IMM32_F7R1: Final = 222
+    TEST_RM64_IMM32_F7R1: Final = 386
     """``test R:r64/m64, R:simm32`` ``REX.W F7 /1 id`` (X64)"""
-    INC_RM8: Final = 223
+    INC_RM8: Final = 387
     """``inc RW:r8/m8`` ``FE /0`` (INTEL8086)"""
-    INC_RM16: Final = 224
+    REX2_INC_RM8: Final = 388
+    """``inc RW:r8/m8`` ``REX2 FE /0`` (INTEL8086)"""
+    INC_RM16: Final = 389
     """``inc RW:r16/m16`` ``o16 FF /0`` (INTEL8086)"""
-    INC_RM32: Final = 225
+    REX2_INC_RM16: Final = 390
+    """``inc RW:r16/m16`` ``REX2 o16 FF /0`` (INTEL8086)"""
+    INC_RM32: Final = 391
     """``inc RW:r32/m32`` ``FF /0`` (INTEL386)"""
-    INC_RM64: Final = 226
+    REX2_INC_RM32: Final = 392
+    """``inc RW:r32/m32`` ``REX2 FF /0`` (INTEL386)"""
+    INC_RM64: Final = 393
     """``inc RW:r64/m64`` ``REX.W FF /0`` (X64)"""
-    DEC_RM8: Final = 227
+    REX2_INC_RM64: Final = 394
+    """``inc RW:r64/m64`` ``REX2 REX.W FF /0`` (X64)"""
+    DEC_RM8: Final = 395
     """``dec RW:r8/m8`` ``FE /1`` (INTEL8086)"""
-    DEC_RM16: Final = 228
+    REX2_DEC_RM8: Final = 396
+    """``dec RW:r8/m8`` ``REX2 FE /1`` (INTEL8086)"""
+    DEC_RM16: Final = 397
     """``dec RW:r16/m16`` ``o16 FF /1`` (INTEL8086)"""
-    DEC_RM32: Final = 229
+    REX2_DEC_RM16: Final = 398
+    """``dec RW:r16/m16`` ``REX2 o16 FF /1`` (INTEL8086)"""
+    DEC_RM32: Final = 399
     """``dec RW:r32/m32`` ``FF /1`` (INTEL386)"""
-    DEC_RM64: Final = 230
+    REX2_DEC_RM32: Final = 400
+    """``dec RW:r32/m32`` ``REX2 FF /1`` (INTEL386)"""
+    DEC_RM64: Final = 401
     """``dec RW:r64/m64`` ``REX.W FF /1`` (X64)"""
-    NEG_RM8: Final = 231
+    REX2_DEC_RM64: Final = 402
+    """``dec RW:r64/m64`` ``REX2 REX.W FF /1`` (X64)"""
+    NEG_RM8: Final = 403
     """``neg RW:r8/m8`` ``F6 /3`` (INTEL8086)"""
-    NEG_RM16: Final = 232
+    REX2_NEG_RM8: Final = 404
+    """``neg RW:r8/m8`` ``REX2 F6 /3`` (INTEL8086)"""
+    NEG_RM16: Final = 405
     """``neg RW:r16/m16`` ``o16 F7 /3`` (INTEL8086)"""
-    NEG_RM32: Final = 233
+    REX2_NEG_RM16: Final = 406
+    """``neg RW:r16/m16`` ``REX2 o16 F7 /3`` (INTEL8086)"""
+    NEG_RM32: Final = 407
     """``neg RW:r32/m32`` ``F7 /3`` (INTEL386)"""
-    NEG_RM64: Final = 234
+    REX2_NEG_RM32: Final = 408
+    """``neg RW:r32/m32`` ``REX2 F7 /3`` (INTEL386)"""
+    NEG_RM64: Final = 409
     """``neg RW:r64/m64`` ``REX.W F7 /3`` (X64)"""
-    NOT_RM8: Final = 235
+    REX2_NEG_RM64: Final = 410
+    """``neg RW:r64/m64`` ``REX2 REX.W F7 /3`` (X64)"""
+    NOT_RM8: Final = 411
     """``not RW:r8/m8`` ``F6 /2`` (INTEL8086)"""
-    NOT_RM16: Final = 236
+    REX2_NOT_RM8: Final = 412
+    """``not RW:r8/m8`` ``REX2 F6 /2`` (INTEL8086)"""
+    NOT_RM16: Final = 413
     """``not RW:r16/m16`` ``o16 F7 /2`` (INTEL8086)"""
-    NOT_RM32: Final = 237
+    REX2_NOT_RM16: Final = 414
+    """``not RW:r16/m16`` ``REX2 o16 F7 /2`` (INTEL8086)"""
+    NOT_RM32: Final = 415
     """``not RW:r32/m32`` ``F7 /2`` (INTEL386)"""
-    NOT_RM64: Final = 238
+    REX2_NOT_RM32: Final = 416
+    """``not RW:r32/m32`` ``REX2 F7 /2`` (INTEL386)"""
+    NOT_RM64: Final = 417
     """``not RW:r64/m64`` ``REX.W F7 /2`` (X64)"""
-    ROL_RM8_1: Final = 239
+    REX2_NOT_RM64: Final = 418
+    """``not RW:r64/m64`` ``REX2 REX.W F7 /2`` (X64)"""
+    ROL_RM8_1: Final = 419
     """``rol RW:r8/m8, R:1`` ``D0 /0`` (INTEL8086)"""
-    ROL_RM16_1: Final = 240
+    REX2_ROL_RM8_1: Final = 420
+    """``rol RW:r8/m8, R:1`` ``REX2 D0 /0`` (INTEL8086)"""
+    ROL_RM16_1: Final = 421
     """``rol RW:r16/m16, R:1`` ``o16 D1 /0`` (INTEL8086)"""
-    ROL_RM32_1: Final = 241
+    REX2_ROL_RM16_1: Final = 422
+    """``rol RW:r16/m16, R:1`` ``REX2 o16 D1 /0`` (INTEL8086)"""
+    ROL_RM32_1: Final = 423
     """``rol RW:r32/m32, R:1`` ``D1 /0`` (INTEL386)"""
-    ROL_RM64_1: Final = 242
+    REX2_ROL_RM32_1: Final = 424
+    """``rol RW:r32/m32, R:1`` ``REX2 D1 /0`` (INTEL386)"""
+    ROL_RM64_1: Final = 425
     """``rol RW:r64/m64, R:1`` ``REX.W D1 /0`` (X64)"""
-    ROL_RM8_CL: Final = 243
+    REX2_ROL_RM64_1: Final = 426
+    """``rol RW:r64/m64, R:1`` ``REX2 REX.W D1 /0`` (X64)"""
+    ROL_RM8_CL: Final = 427
     """``rol RW:r8/m8, R:cl`` ``D2 /0`` (INTEL8086)"""
-    ROL_RM16_CL: Final = 244
+    REX2_ROL_RM8_CL: Final = 428
+    """``rol RW:r8/m8, R:cl`` ``REX2 D2 /0`` (INTEL8086)"""
+    ROL_RM16_CL: Final = 429
     """``rol RW:r16/m16, R:cl`` ``o16 D3 /0`` (INTEL8086)"""
-    ROL_RM32_CL: Final = 245
+    REX2_ROL_RM16_CL: Final = 430
+    """``rol RW:r16/m16, R:cl`` ``REX2 o16 D3 /0`` (INTEL8086)"""
+    ROL_RM32_CL: Final = 431
     """``rol RW:r32/m32, R:cl`` ``D3 /0`` (INTEL386)"""
-    ROL_RM64_CL: Final = 246
+    REX2_ROL_RM32_CL: Final = 432
+    """``rol RW:r32/m32, R:cl`` ``REX2 D3 /0`` (INTEL386)"""
+    ROL_RM64_CL: Final = 433
     """``rol RW:r64/m64, R:cl`` ``REX.W D3 /0`` (X64)"""
-    ROL_RM8_IMM8: Final = 247
+    REX2_ROL_RM64_CL: Final = 434
+    """``rol RW:r64/m64, R:cl`` ``REX2 REX.W D3 /0`` (X64)"""
+    ROL_RM8_IMM8: Final = 435
     """``rol RW:r8/m8, R:imm8`` ``C0 /0 ib`` (INTEL186)"""
-    ROL_RM16_IMM8: Final = 248
+    REX2_ROL_RM8_IMM8: Final = 436
+    """``rol RW:r8/m8, R:imm8`` ``REX2 C0 /0 ib`` (INTEL186)"""
+    ROL_RM16_IMM8: Final = 437
     """``rol RW:r16/m16, R:imm8`` ``o16 C1 /0 ib`` (INTEL186)"""
-    ROL_RM32_IMM8: Final = 249
+    REX2_ROL_RM16_IMM8: Final = 438
+    """``rol RW:r16/m16, R:imm8`` ``REX2 o16 C1 /0 ib`` (INTEL186)"""
+    ROL_RM32_IMM8: Final = 439
     """``rol RW:r32/m32, R:imm8`` ``C1 /0 ib`` (INTEL386)"""
-    ROL_RM64_IMM8: Final = 250
+    REX2_ROL_RM32_IMM8: Final = 440
+    """``rol RW:r32/m32, R:imm8`` ``REX2 C1 /0 ib`` (INTEL386)"""
+    ROL_RM64_IMM8: Final = 441
     """``rol RW:r64/m64, R:imm8`` ``REX.W C1 /0 ib`` (X64)"""
-    ROR_RM8_1: Final = 251
+    REX2_ROL_RM64_IMM8: Final = 442
+    """``rol RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /0 ib`` (X64)"""
+    ROR_RM8_1: Final = 443
     """``ror RW:r8/m8, R:1`` ``D0 /1`` (INTEL8086)"""
-    ROR_RM16_1: Final = 252
+    REX2_ROR_RM8_1: Final = 444
+    """``ror RW:r8/m8, R:1`` ``REX2 D0 /1`` (INTEL8086)"""
+    ROR_RM16_1: Final = 445
     """``ror RW:r16/m16, R:1`` ``o16 D1 /1`` (INTEL8086)"""
-    ROR_RM32_1: Final = 253
+    REX2_ROR_RM16_1: Final = 446
+    """``ror RW:r16/m16, R:1`` ``REX2 o16 D1 /1`` (INTEL8086)"""
+    ROR_RM32_1: Final = 447
     """``ror RW:r32/m32, R:1`` ``D1 /1`` (INTEL386)"""
-    ROR_RM64_1: Final = 254
+    REX2_ROR_RM32_1: Final = 448
+    """``ror RW:r32/m32, R:1`` ``REX2 D1 /1`` (INTEL386)"""
+    ROR_RM64_1: Final = 449
     """``ror RW:r64/m64, R:1`` ``REX.W D1 /1`` (X64)"""
-    ROR_RM8_CL: Final = 255
+    REX2_ROR_RM64_1: Final = 450
+    """``ror RW:r64/m64, R:1`` ``REX2 REX.W D1 /1`` (X64)"""
+    ROR_RM8_CL: Final = 451
     """``ror RW:r8/m8, R:cl`` ``D2 /1`` (INTEL8086)"""
-    ROR_RM16_CL: Final = 256
+    REX2_ROR_RM8_CL: Final = 452
+    """``ror RW:r8/m8, R:cl`` ``REX2 D2 /1`` (INTEL8086)"""
+    ROR_RM16_CL: Final = 453
     """``ror RW:r16/m16, R:cl`` ``o16 D3 /1`` (INTEL8086)"""
-    ROR_RM32_CL: Final = 257
+    REX2_ROR_RM16_CL: Final = 454
+    """``ror RW:r16/m16, R:cl`` ``REX2 o16 D3 /1`` (INTEL8086)"""
+    ROR_RM32_CL: Final = 455
     """``ror RW:r32/m32, R:cl`` ``D3 /1`` (INTEL386)"""
-    ROR_RM64_CL: Final = 258
+    REX2_ROR_RM32_CL: Final = 456
+    """``ror RW:r32/m32, R:cl`` ``REX2 D3 /1`` (INTEL386)"""
+    ROR_RM64_CL: Final = 457
     """``ror RW:r64/m64, R:cl`` ``REX.W D3 /1`` (X64)"""
-    ROR_RM8_IMM8: Final = 259
+    REX2_ROR_RM64_CL: Final = 458
+    """``ror RW:r64/m64, R:cl`` ``REX2 REX.W D3 /1`` (X64)"""
+    ROR_RM8_IMM8: Final = 459
     """``ror RW:r8/m8, R:imm8`` ``C0 /1 ib`` (INTEL186)"""
-    ROR_RM16_IMM8: Final = 260
+    REX2_ROR_RM8_IMM8: Final = 460
+    """``ror RW:r8/m8, R:imm8`` ``REX2 C0 /1 ib`` (INTEL186)"""
+    ROR_RM16_IMM8: Final = 461
     """``ror RW:r16/m16, R:imm8`` ``o16 C1 /1 ib`` (INTEL186)"""
-    ROR_RM32_IMM8: Final = 261
+    REX2_ROR_RM16_IMM8: Final = 462
+    """``ror RW:r16/m16, R:imm8`` ``REX2 o16 C1 /1 ib`` (INTEL186)"""
+    ROR_RM32_IMM8: Final = 463
     """``ror RW:r32/m32, R:imm8`` ``C1 /1 ib`` (INTEL386)"""
-    ROR_RM64_IMM8: Final = 262
+    REX2_ROR_RM32_IMM8: Final = 464
+    """``ror RW:r32/m32, R:imm8`` ``REX2 C1 /1 ib`` (INTEL386)"""
+    ROR_RM64_IMM8: Final = 465
     """``ror RW:r64/m64, R:imm8`` ``REX.W C1 /1 ib`` (X64)"""
-    SHL_RM8_1: Final = 263
+    REX2_ROR_RM64_IMM8: Final = 466
+    """``ror RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /1 ib`` (X64)"""
+    SHL_RM8_1: Final = 467
     """``shl RW:r8/m8, R:1`` ``D0 /4`` (INTEL8086)"""
-    SHL_RM16_1: Final = 264
+    REX2_SHL_RM8_1: Final = 468
+    """``shl RW:r8/m8, R:1`` ``REX2 D0 /4`` (INTEL8086)"""
+    SHL_RM16_1: Final = 469
     """``shl RW:r16/m16, R:1`` ``o16 D1 /4`` (INTEL8086)"""
-    SHL_RM32_1: Final = 265
+    REX2_SHL_RM16_1: Final = 470
+    """``shl RW:r16/m16, R:1`` ``REX2 o16 D1 /4`` (INTEL8086)"""
+    SHL_RM32_1: Final = 471
     """``shl RW:r32/m32, R:1`` ``D1 /4`` (INTEL386)"""
-    SHL_RM64_1: Final = 266
+    REX2_SHL_RM32_1: Final = 472
+    """``shl RW:r32/m32, R:1`` ``REX2 D1 /4`` (INTEL386)"""
+    SHL_RM64_1: Final = 473
     """``shl RW:r64/m64, R:1`` ``REX.W D1 /4`` (X64)"""
-    SHL_RM8_CL: Final = 267
+    REX2_SHL_RM64_1: Final = 474
+    """``shl RW:r64/m64, R:1`` ``REX2 REX.W D1 /4`` (X64)"""
+    SHL_RM8_CL: Final = 475
     """``shl RW:r8/m8, R:cl`` ``D2 /4`` (INTEL8086)"""
-    SHL_RM16_CL: Final = 268
+    REX2_SHL_RM8_CL: Final = 476
+    """``shl RW:r8/m8, R:cl`` ``REX2 D2 /4`` (INTEL8086)"""
+    SHL_RM16_CL: Final = 477
     """``shl RW:r16/m16, R:cl`` ``o16 D3 /4`` (INTEL8086)"""
-    SHL_RM32_CL: Final = 269
+    REX2_SHL_RM16_CL: Final = 478
+    """``shl RW:r16/m16, R:cl`` ``REX2 o16 D3 /4`` (INTEL8086)"""
+    SHL_RM32_CL: Final = 479
     """``shl RW:r32/m32, R:cl`` ``D3 /4`` (INTEL386)"""
-    SHL_RM64_CL: Final = 270
+    REX2_SHL_RM32_CL: Final = 480
+    """``shl RW:r32/m32, R:cl`` ``REX2 D3 /4`` (INTEL386)"""
+    SHL_RM64_CL: Final = 481
     """``shl RW:r64/m64, R:cl`` ``REX.W D3 /4`` (X64)"""
-    SHL_RM8_IMM8: Final = 271
+    REX2_SHL_RM64_CL: Final = 482
+    """``shl RW:r64/m64, R:cl`` ``REX2 REX.W D3 /4`` (X64)"""
+    SHL_RM8_IMM8: Final = 483
     """``shl RW:r8/m8, R:imm8`` ``C0 /4 ib`` (INTEL186)"""
-    SHL_RM16_IMM8: Final = 272
+    REX2_SHL_RM8_IMM8: Final = 484
+    """``shl RW:r8/m8, R:imm8`` ``REX2 C0 /4 ib`` (INTEL186)"""
+    SHL_RM16_IMM8: Final = 485
     """``shl RW:r16/m16, R:imm8`` ``o16 C1 /4 ib`` (INTEL186)"""
-    SHL_RM32_IMM8: Final = 273
+    REX2_SHL_RM16_IMM8: Final = 486
+    """``shl RW:r16/m16, R:imm8`` ``REX2 o16 C1 /4 ib`` (INTEL186)"""
+    SHL_RM32_IMM8: Final = 487
     """``shl RW:r32/m32, R:imm8`` ``C1 /4 ib`` (INTEL386)"""
-    SHL_RM64_IMM8: Final = 274
+    REX2_SHL_RM32_IMM8: Final = 488
+    """``shl RW:r32/m32, R:imm8`` ``REX2 C1 /4 ib`` (INTEL386)"""
+    SHL_RM64_IMM8: Final = 489
     """``shl RW:r64/m64, R:imm8`` ``REX.W C1 /4 ib`` (X64)"""
-    SAL_RM8_1: Final = 275
+    REX2_SHL_RM64_IMM8: Final = 490
+    """``shl RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /4 ib`` (X64)"""
+    SAL_RM8_1: Final = 491
     """``shl RW:r8/m8, R:1`` ``D0 /6`` (INTEL8086)"""
-    SAL_RM16_1: Final = 276
+    SAL_RM16_1: Final = 492
     """``shl RW:r16/m16, R:1`` ``o16 D1 /6`` (INTEL8086)"""
-    SAL_RM32_1: Final = 277
+    SAL_RM32_1: Final = 493
     """``shl RW:r32/m32, R:1`` ``D1 /6`` (INTEL386)"""
-    SAL_RM64_1: Final = 278
+    SAL_RM64_1: Final = 494
     """``shl RW:r64/m64, R:1`` ``REX.W D1 /6`` (X64)"""
-    SAL_RM8_CL: Final = 279
+    SAL_RM8_CL: Final = 495
     """``shl RW:r8/m8, R:cl`` ``D2 /6`` (INTEL8086)"""
-    SAL_RM16_CL: Final = 280
+    SAL_RM16_CL: Final = 496
     """``shl RW:r16/m16, R:cl`` ``o16 D3 /6`` (INTEL8086)"""
-    SAL_RM32_CL: Final = 281
+    SAL_RM32_CL: Final = 497
     """``shl RW:r32/m32, R:cl`` ``D3 /6`` (INTEL386)"""
-    SAL_RM64_CL: Final = 282
+    SAL_RM64_CL: Final = 498
     """``shl RW:r64/m64, R:cl`` ``REX.W D3 /6`` (X64)"""
-    SAL_RM8_IMM8: Final = 283
+    SAL_RM8_IMM8: Final = 499
     """``shl RW:r8/m8, R:imm8`` ``C0 /6 ib`` (INTEL186)"""
-    SAL_RM16_IMM8: Final = 284
+    SAL_RM16_IMM8: Final = 500
     """``shl RW:r16/m16, R:imm8`` ``o16 C1 /6 ib`` (INTEL186)"""
-    SAL_RM32_IMM8: Final = 285
+    SAL_RM32_IMM8: Final = 501
     """``shl RW:r32/m32, R:imm8`` ``C1 /6 ib`` (INTEL386)"""
-    SAL_RM64_IMM8: Final = 286
+    SAL_RM64_IMM8: Final = 502
     """``shl RW:r64/m64, R:imm8`` ``REX.W C1 /6 ib`` (X64)"""
-    SHR_RM8_1: Final = 287
+    SHR_RM8_1: Final = 503
     """``shr RW:r8/m8, R:1`` ``D0 /5`` (INTEL8086)"""
-    SHR_RM16_1: Final = 288
+    REX2_SHR_RM8_1: Final = 504
+    """``shr RW:r8/m8, R:1`` ``REX2 D0 /5`` (INTEL8086)"""
+    SHR_RM16_1: Final = 505
     """``shr RW:r16/m16, R:1`` ``o16 D1 /5`` (INTEL8086)"""
-    SHR_RM32_1: Final = 289
+    REX2_SHR_RM16_1: Final = 506
+    """``shr RW:r16/m16, R:1`` ``REX2 o16 D1 /5`` (INTEL8086)"""
+    SHR_RM32_1: Final = 507
     """``shr RW:r32/m32, R:1`` ``D1 /5`` (INTEL386)"""
-    SHR_RM64_1: Final = 290
+    REX2_SHR_RM32_1: Final = 508
+    """``shr RW:r32/m32, R:1`` ``REX2 D1 /5`` (INTEL386)"""
+    SHR_RM64_1: Final = 509
     """``shr RW:r64/m64, R:1`` ``REX.W D1 /5`` (X64)"""
-    SHR_RM8_CL: Final = 291
+    REX2_SHR_RM64_1: Final = 510
+    """``shr RW:r64/m64, R:1`` ``REX2 REX.W D1 /5`` (X64)"""
+    SHR_RM8_CL: Final = 511
     """``shr RW:r8/m8, R:cl`` ``D2 /5`` (INTEL8086)"""
-    SHR_RM16_CL: Final = 292
+    REX2_SHR_RM8_CL: Final = 512
+    """``shr RW:r8/m8, R:cl`` ``REX2 D2 /5`` (INTEL8086)"""
+    SHR_RM16_CL: Final = 513
     """``shr RW:r16/m16, R:cl`` ``o16 D3 /5`` (INTEL8086)"""
-    SHR_RM32_CL: Final = 293
+    REX2_SHR_RM16_CL: Final = 514
+    """``shr RW:r16/m16, R:cl`` ``REX2 o16 D3 /5`` (INTEL8086)"""
+    SHR_RM32_CL: Final = 515
     """``shr RW:r32/m32, R:cl`` ``D3 /5`` (INTEL386)"""
-    SHR_RM64_CL: Final = 294
+    REX2_SHR_RM32_CL: Final = 516
+    """``shr RW:r32/m32, R:cl`` ``REX2 D3 /5`` (INTEL386)"""
+    SHR_RM64_CL: Final = 517
     """``shr RW:r64/m64, R:cl`` ``REX.W D3 /5`` (X64)"""
-    SHR_RM8_IMM8: Final = 295
+    REX2_SHR_RM64_CL: Final = 518
+    """``shr RW:r64/m64, R:cl`` ``REX2 REX.W D3 /5`` (X64)"""
+    SHR_RM8_IMM8: Final = 519
     """``shr RW:r8/m8, R:imm8`` ``C0 /5 ib`` (INTEL186)"""
-    SHR_RM16_IMM8: Final = 296
+    REX2_SHR_RM8_IMM8: Final = 520
+    """``shr RW:r8/m8, R:imm8`` ``REX2 C0 /5 ib`` (INTEL186)"""
+    SHR_RM16_IMM8: Final = 521
     """``shr RW:r16/m16, R:imm8`` ``o16 C1 /5 ib`` (INTEL186)"""
-    SHR_RM32_IMM8: Final = 297
+    REX2_SHR_RM16_IMM8: Final = 522
+    """``shr RW:r16/m16, R:imm8`` ``REX2 o16 C1 /5 ib`` (INTEL186)"""
+    SHR_RM32_IMM8: Final = 523
     """``shr RW:r32/m32, R:imm8`` ``C1 /5 ib`` (INTEL386)"""
-    SHR_RM64_IMM8: Final = 298
+    REX2_SHR_RM32_IMM8: Final = 524
+    """``shr RW:r32/m32, R:imm8`` ``REX2 C1 /5 ib`` (INTEL386)"""
+    SHR_RM64_IMM8: Final = 525
     """``shr RW:r64/m64, R:imm8`` ``REX.W C1 /5 ib`` (X64)"""
-    SAR_RM8_1: Final = 299
+    REX2_SHR_RM64_IMM8: Final = 526
+    """``shr RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /5 ib`` (X64)"""
+    SAR_RM8_1: Final = 527
     """``sar RW:r8/m8, R:1`` ``D0 /7`` (INTEL8086)"""
-    SAR_RM16_1: Final = 300
+    REX2_SAR_RM8_1: Final = 528
+    """``sar RW:r8/m8, R:1`` ``REX2 D0 /7`` (INTEL8086)"""
+    SAR_RM16_1: Final = 529
     """``sar RW:r16/m16, R:1`` ``o16 D1 /7`` (INTEL8086)"""
-    SAR_RM32_1: Final = 301
+    REX2_SAR_RM16_1: Final = 530
+    """``sar RW:r16/m16, R:1`` ``REX2 o16 D1 /7`` (INTEL8086)"""
+    SAR_RM32_1: Final = 531
     """``sar RW:r32/m32, R:1`` ``D1 /7`` (INTEL386)"""
-    SAR_RM64_1: Final = 302
+    REX2_SAR_RM32_1: Final = 532
+    """``sar RW:r32/m32, R:1`` ``REX2 D1 /7`` (INTEL386)"""
+    SAR_RM64_1: Final = 533
     """``sar RW:r64/m64, R:1`` ``REX.W D1 /7`` (X64)"""
-    SAR_RM8_CL: Final = 303
+    REX2_SAR_RM64_1: Final = 534
+    """``sar RW:r64/m64, R:1`` ``REX2 REX.W D1 /7`` (X64)"""
+    SAR_RM8_CL: Final = 535
     """``sar RW:r8/m8, R:cl`` ``D2 /7`` (INTEL8086)"""
-    SAR_RM16_CL: Final = 304
+    REX2_SAR_RM8_CL: Final = 536
+    """``sar RW:r8/m8, R:cl`` ``REX2 D2 /7`` (INTEL8086)"""
+    SAR_RM16_CL: Final = 537
     """``sar RW:r16/m16, R:cl`` ``o16 D3 /7`` (INTEL8086)"""
-    SAR_RM32_CL: Final = 305
+    REX2_SAR_RM16_CL: Final = 538
+    """``sar RW:r16/m16, R:cl`` ``REX2 o16 D3 /7`` (INTEL8086)"""
+    SAR_RM32_CL: Final = 539
     """``sar RW:r32/m32, R:cl`` ``D3 /7`` (INTEL386)"""
-    SAR_RM64_CL: Final = 306
+    REX2_SAR_RM32_CL: Final = 540
+    """``sar RW:r32/m32, R:cl`` ``REX2 D3 /7`` (INTEL386)"""
+    SAR_RM64_CL: Final = 541
     """``sar RW:r64/m64, R:cl`` ``REX.W D3 /7`` (X64)"""
-    SAR_RM8_IMM8: Final = 307
+    REX2_SAR_RM64_CL: Final = 542
+    """``sar RW:r64/m64, R:cl`` ``REX2 REX.W D3 /7`` (X64)"""
+    SAR_RM8_IMM8: Final = 543
     """``sar RW:r8/m8, R:imm8`` ``C0 /7 ib`` (INTEL186)"""
-    SAR_RM16_IMM8: Final = 308
+    REX2_SAR_RM8_IMM8: Final = 544
+    """``sar RW:r8/m8, R:imm8`` ``REX2 C0 /7 ib`` (INTEL186)"""
+    SAR_RM16_IMM8: Final = 545
     """``sar RW:r16/m16, R:imm8`` ``o16 C1 /7 ib`` (INTEL186)"""
-    SAR_RM32_IMM8: Final = 309
+    REX2_SAR_RM16_IMM8: Final = 546
+    """``sar RW:r16/m16, R:imm8`` ``REX2 o16 C1 /7 ib`` (INTEL186)"""
+    SAR_RM32_IMM8: Final = 547
     """``sar RW:r32/m32, R:imm8`` ``C1 /7 ib`` (INTEL386)"""
-    SAR_RM64_IMM8: Final = 310
+    REX2_SAR_RM32_IMM8: Final = 548
+    """``sar RW:r32/m32, R:imm8`` ``REX2 C1 /7 ib`` (INTEL386)"""
+    SAR_RM64_IMM8: Final = 549
     """``sar RW:r64/m64, R:imm8`` ``REX.W C1 /7 ib`` (X64)"""
-    IMUL_R16_RM16: Final = 311
+    REX2_SAR_RM64_IMM8: Final = 550
+    """``sar RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /7 ib`` (X64)"""
+    IMUL_R16_RM16: Final = 551
     """``imul RW:r16, R:r16/m16`` ``o16 0F AF /r`` (INTEL386)"""
-    IMUL_R32_RM32: Final = 312
+    REX2_IMUL_R16_RM16: Final = 552
+    """``imul RW:r16, R:r16/m16`` ``REX2 o16 0F AF /r`` (INTEL386)"""
+    IMUL_R32_RM32: Final = 553
     """``imul RW:r32, R:r32/m32`` ``0F AF /r`` (INTEL386)"""
-    IMUL_R64_RM64: Final = 313
+    REX2_IMUL_R32_RM32: Final = 554
+    """``imul RW:r32, R:r32/m32`` ``REX2 0F AF /r`` (INTEL386)"""
+    IMUL_R64_RM64: Final = 555
     """``imul RW:r64, R:r64/m64`` ``REX.W 0F AF /r`` (X64)"""
-    IMUL_R16_RM16_IMM8: Final = 314
+    REX2_IMUL_R64_RM64: Final = 556
+    """``imul RW:r64, R:r64/m64`` ``REX2 REX.W 0F AF /r`` (X64)"""
+    IMUL_R16_RM16_IMM8: Final = 557
     """``imul W:r16, R:r16/m16, R:simm8`` ``o16 6B /r ib`` (INTEL186)"""
-    IMUL_R32_RM32_IMM8: Final = 315
+    REX2_IMUL_R16_RM16_IMM8: Final = 558
+    """``imul W:r16, R:r16/m16, R:simm8`` ``REX2 o16 6B /r ib`` (INTEL186)"""
+    IMUL_R32_RM32_IMM8: Final = 559
     """``imul W:r32, R:r32/m32, R:simm8`` ``6B /r ib`` (INTEL386)"""
-    IMUL_R64_RM64_IMM8: Final = 316
+    REX2_IMUL_R32_RM32_IMM8: Final = 560
+    """``imul W:r32, R:r32/m32, R:simm8`` ``REX2 6B /r ib`` (INTEL386)"""
+    IMUL_R64_RM64_IMM8: Final = 561
     """``imul W:r64, R:r64/m64, R:simm8`` ``REX.W 6B /r ib`` (X64)"""
-    IMUL_R16_RM16_IMM16: Final = 317
+    REX2_IMUL_R64_RM64_IMM8: Final = 562
+    """``imul W:r64, R:r64/m64, R:simm8`` ``REX2 REX.W 6B /r ib`` (X64)"""
+    IMUL_R16_RM16_IMM16: Final = 563
     """``imul W:r16, R:r16/m16, R:imm16`` ``o16 69 /r iw`` (INTEL186)"""
-    IMUL_R32_RM32_IMM32: Final = 318
+    REX2_IMUL_R16_RM16_IMM16: Final = 564
+    """``imul W:r16, R:r16/m16, R:imm16`` ``REX2 o16 69 /r iw`` (INTEL186)"""
+    IMUL_R32_RM32_IMM32: Final = 565
     """``imul W:r32, R:r32/m32, R:imm32`` ``69 /r id`` (INTEL386)"""
-    IMUL_R64_RM64_IMM32: Final = 319
+    REX2_IMUL_R32_RM32_IMM32: Final = 566
+    """``imul W:r32, R:r32/m32, R:imm32`` ``REX2 69 /r id`` (INTEL386)"""
+    IMUL_R64_RM64_IMM32: Final = 567
     """``imul W:r64, R:r64/m64, R:simm32`` ``REX.W 69 /r id`` (X64)"""
-    IMUL_RM8: Final = 320
+    REX2_IMUL_R64_RM64_IMM32: Final = 568
+    """``imul W:r64, R:r64/m64, R:simm32`` ``REX2 REX.W 69 /r id`` (X64)"""
+    IMUL_RM8: Final = 569
     """``imul R:r8/m8`` ``F6 /5`` (INTEL8086)"""
-    IMUL_RM16: Final = 321
+    REX2_IMUL_RM8: Final = 570
+    """``imul R:r8/m8`` ``REX2 F6 /5`` (INTEL8086)"""
+    IMUL_RM16: Final = 571
     """``imul R:r16/m16`` ``o16 F7 /5`` (INTEL8086)"""
-    IMUL_RM32: Final = 322
+    REX2_IMUL_RM16: Final = 572
+    """``imul R:r16/m16`` ``REX2 o16 F7 /5`` (INTEL8086)"""
+    IMUL_RM32: Final = 573
     """``imul R:r32/m32`` ``F7 /5`` (INTEL386)"""
-    IMUL_RM64: Final = 323
+    REX2_IMUL_RM32: Final = 574
+    """``imul R:r32/m32`` ``REX2 F7 /5`` (INTEL386)"""
+    IMUL_RM64: Final = 575
     """``imul R:r64/m64`` ``REX.W F7 /5`` (X64)"""
-    MUL_RM8: Final = 324
+    REX2_IMUL_RM64: Final = 576
+    """``imul R:r64/m64`` ``REX2 REX.W F7 /5`` (X64)"""
+    MUL_RM8: Final = 577
     """``mul R:r8/m8`` ``F6 /4`` (INTEL8086)"""
-    MUL_RM16: Final = 325
+    REX2_MUL_RM8: Final = 578
+    """``mul R:r8/m8`` ``REX2 F6 /4`` (INTEL8086)"""
+    MUL_RM16: Final = 579
     """``mul R:r16/m16`` ``o16 F7 /4`` (INTEL8086)"""
-    MUL_RM32: Final = 326
+    REX2_MUL_RM16: Final = 580
+    """``mul R:r16/m16`` ``REX2 o16 F7 /4`` (INTEL8086)"""
+    MUL_RM32: Final = 581
     """``mul R:r32/m32`` ``F7 /4`` (INTEL386)"""
-    MUL_RM64: Final = 327
+    REX2_MUL_RM32: Final = 582
+    """``mul R:r32/m32`` ``REX2 F7 /4`` (INTEL386)"""
+    MUL_RM64: Final = 583
     """``mul R:r64/m64`` ``REX.W F7 /4`` (X64)"""
-    DIV_RM8: Final = 328
+    REX2_MUL_RM64: Final = 584
+    """``mul R:r64/m64`` ``REX2 REX.W F7 /4`` (X64)"""
+    DIV_RM8: Final = 585
     """``div R:r8/m8`` ``F6 /6`` (INTEL8086)"""
-    DIV_RM16: Final = 329
+    REX2_DIV_RM8: Final = 586
+    """``div R:r8/m8`` ``REX2 F6 /6`` (INTEL8086)"""
+    DIV_RM16: Final = 587
     """``div R:r16/m16`` ``o16 F7 /6`` (INTEL8086)"""
-    DIV_RM32: Final = 330
+    REX2_DIV_RM16: Final = 588
+    """``div R:r16/m16`` ``REX2 o16 F7 /6`` (INTEL8086)"""
+    DIV_RM32: Final = 589
     """``div R:r32/m32`` ``F7 /6`` (INTEL386)"""
-    DIV_RM64: Final = 331
+    REX2_DIV_RM32: Final = 590
+    """``div R:r32/m32`` ``REX2 F7 /6`` (INTEL386)"""
+    DIV_RM64: Final = 591
     """``div R:r64/m64`` ``REX.W F7 /6`` (X64)"""
-    IDIV_RM8: Final = 332
+    REX2_DIV_RM64: Final = 592
+    """``div R:r64/m64`` ``REX2 REX.W F7 /6`` (X64)"""
+    IDIV_RM8: Final = 593
     """``idiv R:r8/m8`` ``F6 /7`` (INTEL8086)"""
-    IDIV_RM16: Final = 333
+    REX2_IDIV_RM8: Final = 594
+    """``idiv R:r8/m8`` ``REX2 F6 /7`` (INTEL8086)"""
+    IDIV_RM16: Final = 595
     """``idiv R:r16/m16`` ``o16 F7 /7`` (INTEL8086)"""
-    IDIV_RM32: Final = 334
+    REX2_IDIV_RM16: Final = 596
+    """``idiv R:r16/m16`` ``REX2 o16 F7 /7`` (INTEL8086)"""
+    IDIV_RM32: Final = 597
     """``idiv R:r32/m32`` ``F7 /7`` (INTEL386)"""
-    IDIV_RM64: Final = 335
+    REX2_IDIV_RM32: Final = 598
+    """``idiv R:r32/m32`` ``REX2 F7 /7`` (INTEL386)"""
+    IDIV_RM64: Final = 599
     """``idiv R:r64/m64`` ``REX.W F7 /7`` (X64)"""
-    SETO_RM8: Final = 336
+    REX2_IDIV_RM64: Final = 600
+    """``idiv R:r64/m64`` ``REX2 REX.W F7 /7`` (X64)"""
+    SETO_RM8: Final = 601
     """``seto W:r8/m8`` ``0F 90 /0`` (INTEL386)"""
-    SETNO_RM8: Final = 337
+    REX2_SETO_RM8: Final = 602
+    """``seto W:r8/m8`` ``REX2 0F 90 /0`` (INTEL386)"""
+    SETNO_RM8: Final = 603
     """``setno W:r8/m8`` ``0F 91 /0`` (INTEL386)"""
-    SETB_RM8: Final = 338
+    REX2_SETNO_RM8: Final = 604
+    """``setno W:r8/m8`` ``REX2 0F 91 /0`` (INTEL386)"""
+    SETB_RM8: Final = 605
     """``setb W:r8/m8`` ``0F 92 /0`` (INTEL386)"""
-    SETAE_RM8: Final = 339
+    REX2_SETB_RM8: Final = 606
+    """``setb W:r8/m8`` ``REX2 0F 92 /0`` (INTEL386)"""
+    SETAE_RM8: Final = 607
     """``setae W:r8/m8`` ``0F 93 /0`` (INTEL386)"""
-    SETE_RM8: Final = 340
+    REX2_SETAE_RM8: Final = 608
+    """``setae W:r8/m8`` ``REX2 0F 93 /0`` (INTEL386)"""
+    SETE_RM8: Final = 609
     """``sete W:r8/m8`` ``0F 94 /0`` (INTEL386)"""
-    SETNE_RM8: Final = 341
+    REX2_SETE_RM8: Final = 610
+    """``sete W:r8/m8`` ``REX2 0F 94 /0`` (INTEL386)"""
+    SETNE_RM8: Final = 611
     """``setne W:r8/m8`` ``0F 95 /0`` (INTEL386)"""
-    SETBE_RM8: Final = 342
+    REX2_SETNE_RM8: Final = 612
+    """``setne W:r8/m8`` ``REX2 0F 95 /0`` (INTEL386)"""
+    SETBE_RM8: Final = 613
     """``setbe W:r8/m8`` ``0F 96 /0`` (INTEL386)"""
-    SETA_RM8: Final = 343
+    REX2_SETBE_RM8: Final = 614
+    """``setbe W:r8/m8`` ``REX2 0F 96 /0`` (INTEL386)"""
+    SETA_RM8: Final = 615
     """``seta W:r8/m8`` ``0F 97 /0`` (INTEL386)"""
-    SETS_RM8: Final = 344
+    REX2_SETA_RM8: Final = 616
+    """``seta W:r8/m8`` ``REX2 0F 97 /0`` (INTEL386)"""
+    SETS_RM8: Final = 617
     """``sets W:r8/m8`` ``0F 98 /0`` (INTEL386)"""
-    SETNS_RM8: Final = 345
+    REX2_SETS_RM8: Final = 618
+    """``sets W:r8/m8`` ``REX2 0F 98 /0`` (INTEL386)"""
+    SETNS_RM8: Final = 619
     """``setns W:r8/m8`` ``0F 99 /0`` (INTEL386)"""
-    SETP_RM8: Final = 346
+    REX2_SETNS_RM8: Final = 620
+    """``setns W:r8/m8`` ``REX2 0F 99 /0`` (INTEL386)"""
+    SETP_RM8: Final = 621
     """``setp W:r8/m8`` ``0F 9A /0`` (INTEL386)"""
-    SETNP_RM8: Final = 347
+    REX2_SETP_RM8: Final = 622
+    """``setp W:r8/m8`` ``REX2 0F 9A /0`` (INTEL386)"""
+    SETNP_RM8: Final = 623
     """``setnp W:r8/m8`` ``0F 9B /0`` (INTEL386)"""
-    SETL_RM8: Final = 348
+    REX2_SETNP_RM8: Final = 624
+    """``setnp W:r8/m8`` ``REX2 0F 9B /0`` (INTEL386)"""
+    SETL_RM8: Final = 625
     """``setl W:r8/m8`` ``0F 9C /0`` (INTEL386)"""
-    SETGE_RM8: Final = 349
+    REX2_SETL_RM8: Final = 626
+    """``setl W:r8/m8`` ``REX2 0F 9C /0`` (INTEL386)"""
+    SETGE_RM8: Final = 627
     """``setge W:r8/m8`` ``0F 9D /0`` (INTEL386)"""
-    SETLE_RM8: Final = 350
+    REX2_SETGE_RM8: Final = 628
+    """``setge W:r8/m8`` ``REX2 0F 9D /0`` (INTEL386)"""
+    SETLE_RM8: Final = 629
     """``setle W:r8/m8`` ``0F 9E /0`` (INTEL386)"""
-    SETG_RM8: Final = 351
+    REX2_SETLE_RM8: Final = 630
+    """``setle W:r8/m8`` ``REX2 0F 9E /0`` (INTEL386)"""
+    SETG_RM8: Final = 631
     """``setg W:r8/m8`` ``0F 9F /0`` (INTEL386)"""
-    CMOVO_R16_RM16: Final = 352
+    REX2_SETG_RM8: Final = 632
+    """``setg W:r8/m8`` ``REX2 0F 9F /0`` (INTEL386)"""
+    CMOVO_R16_RM16: Final = 633
     """``cmovo CW:r16, R:r16/m16`` ``o16 0F 40 /r`` (CMOV)"""
-    CMOVO_R32_RM32: Final = 353
+    REX2_CMOVO_R16_RM16: Final = 634
+    """``cmovo CW:r16, R:r16/m16`` ``REX2 o16 0F 40 /r`` (CMOV)"""
+    CMOVO_R32_RM32: Final = 635
     """``cmovo RW:r32, R:r32/m32`` ``0F 40 /r`` (CMOV)"""
-    CMOVO_R64_RM64: Final = 354
+    REX2_CMOVO_R32_RM32: Final = 636
+    """``cmovo RW:r32, R:r32/m32`` ``REX2 0F 40 /r`` (CMOV)"""
+    CMOVO_R64_RM64: Final = 637
     """``cmovo CW:r64, R:r64/m64`` ``REX.W 0F 40 /r`` (CMOV)"""
-    CMOVNO_R16_RM16: Final = 355
+    REX2_CMOVO_R64_RM64: Final = 638
+    """``cmovo CW:r64, R:r64/m64`` ``REX2 REX.W 0F 40 /r`` (CMOV)"""
+    CMOVNO_R16_RM16: Final = 639
     """``cmovno CW:r16, R:r16/m16`` ``o16 0F 41 /r`` (CMOV)"""
-    CMOVNO_R32_RM32: Final = 356
+    REX2_CMOVNO_R16_RM16: Final = 640
+    """``cmovno CW:r16, R:r16/m16`` ``REX2 o16 0F 41 /r`` (CMOV)"""
+    CMOVNO_R32_RM32: Final = 641
     """``cmovno RW:r32, R:r32/m32`` ``0F 41 /r`` (CMOV)"""
-    CMOVNO_R64_RM64: Final = 357
+    REX2_CMOVNO_R32_RM32: Final = 642
+    """``cmovno RW:r32, R:r32/m32`` ``REX2 0F 41 /r`` (CMOV)"""
+    CMOVNO_R64_RM64: Final = 643
     """``cmovno CW:r64, R:r64/m64`` ``REX.W 0F 41 /r`` (CMOV)"""
-    CMOVB_R16_RM16: Final = 358
+    REX2_CMOVNO_R64_RM64: Final = 644
+    """``cmovno CW:r64, R:r64/m64`` ``REX2 REX.W 0F 41 /r`` (CMOV)"""
+    CMOVB_R16_RM16: Final = 645
     """``cmovb CW:r16, R:r16/m16`` ``o16 0F 42 /r`` (CMOV)"""
-    CMOVB_R32_RM32: Final = 359
+    REX2_CMOVB_R16_RM16: Final = 646
+    """``cmovb CW:r16, R:r16/m16`` ``REX2 o16 0F 42 /r`` (CMOV)"""
+    CMOVB_R32_RM32: Final = 647
     """``cmovb RW:r32, R:r32/m32`` ``0F 42 /r`` (CMOV)"""
-    CMOVB_R64_RM64: Final = 360
+    REX2_CMOVB_R32_RM32: Final = 648
+    """``cmovb RW:r32, R:r32/m32`` ``REX2 0F 42 /r`` (CMOV)"""
+    CMOVB_R64_RM64: Final = 649
     """``cmovb CW:r64, R:r64/m64`` ``REX.W 0F 42 /r`` (CMOV)"""
-    CMOVAE_R16_RM16: Final = 361
+    REX2_CMOVB_R64_RM64: Final = 650
+    """``cmovb CW:r64, R:r64/m64`` ``REX2 REX.W 0F 42 /r`` (CMOV)"""
+    CMOVAE_R16_RM16: Final = 651
     """``cmovae CW:r16, R:r16/m16`` ``o16 0F 43 /r`` (CMOV)"""
-    CMOVAE_R32_RM32: Final = 362
+    REX2_CMOVAE_R16_RM16: Final = 652
+    """``cmovae CW:r16, R:r16/m16`` ``REX2 o16 0F 43 /r`` (CMOV)"""
+    CMOVAE_R32_RM32: Final = 653
     """``cmovae RW:r32, R:r32/m32`` ``0F 43 /r`` (CMOV)"""
-    CMOVAE_R64_RM64: Final = 363
+    REX2_CMOVAE_R32_RM32: Final = 654
+    """``cmovae RW:r32, R:r32/m32`` ``REX2 0F 43 /r`` (CMOV)"""
+    CMOVAE_R64_RM64: Final = 655
     """``cmovae CW:r64, R:r64/m64`` ``REX.W 0F 43 /r`` (CMOV)"""
-    CMOVE_R16_RM16: Final = 364
+    REX2_CMOVAE_R64_RM64: Final = 656
+    """``cmovae CW:r64, R:r64/m64`` ``REX2 REX.W 0F 43 /r`` (CMOV)"""
+    CMOVE_R16_RM16: Final = 657
     """``cmove CW:r16, R:r16/m16`` ``o16 0F 44 /r`` (CMOV)"""
-    CMOVE_R32_RM32: Final = 365
+    REX2_CMOVE_R16_RM16: Final = 658
+    """``cmove CW:r16, R:r16/m16`` ``REX2 o16 0F 44 /r`` (CMOV)"""
+    CMOVE_R32_RM32: Final = 659
     """``cmove RW:r32, R:r32/m32`` ``0F 44 /r`` (CMOV)"""
-    CMOVE_R64_RM64: Final = 366
+    REX2_CMOVE_R32_RM32: Final = 660
+    """``cmove RW:r32, R:r32/m32`` ``REX2 0F 44 /r`` (CMOV)"""
+    CMOVE_R64_RM64: Final = 661
     """``cmove CW:r64, R:r64/m64`` ``REX.W 0F 44 /r`` (CMOV)"""
-    CMOVNE_R16_RM16: Final = 367
+    REX2_CMOVE_R64_RM64: Final = 662
+    """``cmove CW:r64, R:r64/m64`` ``REX2 REX.W 0F 44 /r`` (CMOV)"""
+    CMOVNE_R16_RM16: Final = 663
     """``cmovne CW:r16, R:r16/m16`` ``o16 0F 45 /r`` (CMOV)"""
-    CMOVNE_R32_RM32: Final = 368
+    REX2_CMOVNE_R16_RM16: Final = 664
+    """``cmovne CW:r16, R:r16/m16`` ``REX2 o16 0F 45 /r`` (CMOV)"""
+    CMOVNE_R32_RM32: Final = 665
     """``cmovne RW:r32, R:r32/m32`` ``0F 45 /r`` (CMOV)"""
-    CMOVNE_R64_RM64: Final = 369
+    REX2_CMOVNE_R32_RM32: Final = 666
+    """``cmovne RW:r32, R:r32/m32`` ``REX2 0F 45 /r`` (CMOV)"""
+    CMOVNE_R64_RM64: Final = 667
     """``cmovne CW:r64, R:r64/m64`` ``REX.W 0F 45 /r`` (CMOV)"""
-    CMOVBE_R16_RM16: Final = 370
+    REX2_CMOVNE_R64_RM64: Final = 668
+    """``cmovne CW:r64, R:r64/m64`` ``REX2 REX.W 0F 45 /r`` (CMOV)"""
+    CMOVBE_R16_RM16: Final = 669
     """``cmovbe CW:r16, R:r16/m16`` ``o16 0F 46 /r`` (CMOV)"""
-    CMOVBE_R32_RM32: Final = 371
+    REX2_CMOVBE_R16_RM16: Final = 670
+    """``cmovbe CW:r16, R:r16/m16`` ``REX2 o16 0F 46 /r`` (CMOV)"""
+    CMOVBE_R32_RM32: Final = 671
     """``cmovbe RW:r32, R:r32/m32`` ``0F 46 /r`` (CMOV)"""
-    CMOVBE_R64_RM64: Final = 372
+    REX2_CMOVBE_R32_RM32: Final = 672
+    """``cmovbe RW:r32, R:r32/m32`` ``REX2 0F 46 /r`` (CMOV)"""
+    CMOVBE_R64_RM64: Final = 673
     """``cmovbe CW:r64, R:r64/m64`` ``REX.W 0F 46 /r`` (CMOV)"""
-    CMOVA_R16_RM16: Final = 373
+    REX2_CMOVBE_R64_RM64: Final = 674
+    """``cmovbe CW:r64, R:r64/m64`` ``REX2 REX.W 0F 46 /r`` (CMOV)"""
+    CMOVA_R16_RM16: Final = 675
     """``cmova CW:r16, R:r16/m16`` ``o16 0F 47 /r`` (CMOV)"""
-    CMOVA_R32_RM32: Final = 374
+    REX2_CMOVA_R16_RM16: Final = 676
+    """``cmova CW:r16, R:r16/m16`` ``REX2 o16 0F 47 /r`` (CMOV)"""
+    CMOVA_R32_RM32: Final = 677
     """``cmova RW:r32, R:r32/m32`` ``0F 47 /r`` (CMOV)"""
-    CMOVA_R64_RM64: Final = 375
+    REX2_CMOVA_R32_RM32: Final = 678
+    """``cmova RW:r32, R:r32/m32`` ``REX2 0F 47 /r`` (CMOV)"""
+    CMOVA_R64_RM64: Final = 679
     """``cmova CW:r64, R:r64/m64`` ``REX.W 0F 47 /r`` (CMOV)"""
-    CMOVS_R16_RM16: Final = 376
+    REX2_CMOVA_R64_RM64: Final = 680
+    """``cmova CW:r64, R:r64/m64`` ``REX2 REX.W 0F 47 /r`` (CMOV)"""
+    CMOVS_R16_RM16: Final = 681
     """``cmovs CW:r16, R:r16/m16`` ``o16 0F 48 /r`` (CMOV)"""
-    CMOVS_R32_RM32: Final = 377
+    REX2_CMOVS_R16_RM16: Final = 682
+    """``cmovs CW:r16, R:r16/m16`` ``REX2 o16 0F 48 /r`` (CMOV)"""
+    CMOVS_R32_RM32: Final = 683
     """``cmovs RW:r32, R:r32/m32`` ``0F 48 /r`` (CMOV)"""
-    CMOVS_R64_RM64: Final = 378
+    REX2_CMOVS_R32_RM32: Final = 684
+    """``cmovs RW:r32, R:r32/m32`` ``REX2 0F 48 /r`` (CMOV)"""
+    CMOVS_R64_RM64: Final = 685
     """``cmovs CW:r64, R:r64/m64`` ``REX.W 0F 48 /r`` (CMOV)"""
-    CMOVNS_R16_RM16: Final = 379
+    REX2_CMOVS_R64_RM64: Final = 686
+    """``cmovs CW:r64, R:r64/m64`` ``REX2 REX.W 0F 48 /r`` (CMOV)"""
+    CMOVNS_R16_RM16: Final = 687
     """``cmovns CW:r16, R:r16/m16`` ``o16 0F 49 /r`` (CMOV)"""
-    CMOVNS_R32_RM32: Final = 380
+    REX2_CMOVNS_R16_RM16: Final = 688
+    """``cmovns CW:r16, R:r16/m16`` ``REX2 o16 0F 49 /r`` (CMOV)"""
+    CMOVNS_R32_RM32: Final = 689
     """``cmovns RW:r32, R:r32/m32`` ``0F 49 /r`` (CMOV)"""
-    CMOVNS_R64_RM64: Final = 381
+    REX2_CMOVNS_R32_RM32: Final = 690
+    """``cmovns RW:r32, R:r32/m32`` ``REX2 0F 49 /r`` (CMOV)"""
+    CMOVNS_R64_RM64: Final = 691
     """``cmovns CW:r64, R:r64/m64`` ``REX.W 0F 49 /r`` (CMOV)"""
-    CMOVP_R16_RM16: Final = 382
+    REX2_CMOVNS_R64_RM64: Final = 692
+    """``cmovns CW:r64, R:r64/m64`` ``REX2 REX.W 0F 49 /r`` (CMOV)"""
+    CMOVP_R16_RM16: Final = 693
     """``cmovp CW:r16, R:r16/m16`` ``o16 0F 4A /r`` (CMOV)"""
-    CMOVP_R32_RM32: Final = 383
+    REX2_CMOVP_R16_RM16: Final = 694
+    """``cmovp CW:r16, R:r16/m16`` ``REX2 o16 0F 4A /r`` (CMOV)"""
+    CMOVP_R32_RM32: Final = 695
     """``cmovp RW:r32, R:r32/m32`` ``0F 4A /r`` (CMOV)"""
-    CMOVP_R64_RM64: Final = 384
+    REX2_CMOVP_R32_RM32: Final = 696
+    """``cmovp RW:r32, R:r32/m32`` ``REX2 0F 4A /r`` (CMOV)"""
+    CMOVP_R64_RM64: Final = 697
     """``cmovp CW:r64, R:r64/m64`` ``REX.W 0F 4A /r`` (CMOV)"""
-    CMOVNP_R16_RM16: Final = 385
+    REX2_CMOVP_R64_RM64: Final = 698
+    """``cmovp CW:r64, R:r64/m64`` ``REX2 REX.W 0F 4A /r`` (CMOV)"""
+    CMOVNP_R16_RM16: Final = 699
     """``cmovnp CW:r16, R:r16/m16`` ``o16 0F 4B /r`` (CMOV)"""
-    CMOVNP_R32_RM32: Final = 386
+    REX2_CMOVNP_R16_RM16: Final = 700
+    """``cmovnp CW:r16, R:r16/m16`` ``REX2 o16 0F 4B /r`` (CMOV)"""
+    CMOVNP_R32_RM32: Final = 701
     """``cmovnp RW:r32, R:r32/m32`` ``0F 4B /r`` (CMOV)"""
-    CMOVNP_R64_RM64: Final = 387
+    REX2_CMOVNP_R32_RM32: Final = 702
+    """``cmovnp RW:r32, R:r32/m32`` ``REX2 0F 4B /r`` (CMOV)"""
+    CMOVNP_R64_RM64: Final = 703
     """``cmovnp CW:r64, R:r64/m64`` ``REX.W 0F 4B /r`` (CMOV)"""
-    CMOVL_R16_RM16: Final = 388
+    REX2_CMOVNP_R64_RM64: Final = 704
+    """``cmovnp CW:r64, R:r64/m64`` ``REX2 REX.W 0F 4B /r`` (CMOV)"""
+    CMOVL_R16_RM16: Final = 705
     """``cmovl CW:r16, R:r16/m16`` ``o16 0F 4C /r`` (CMOV)"""
-    CMOVL_R32_RM32: Final = 389
+    REX2_CMOVL_R16_RM16: Final = 706
+    """``cmovl CW:r16, R:r16/m16`` ``REX2 o16 0F 4C /r`` (CMOV)"""
+    CMOVL_R32_RM32: Final = 707
     """``cmovl RW:r32, R:r32/m32`` ``0F 4C /r`` (CMOV)"""
-    CMOVL_R64_RM64: Final = 390
+    REX2_CMOVL_R32_RM32: Final = 708
+    """``cmovl RW:r32, R:r32/m32`` ``REX2 0F 4C /r`` (CMOV)"""
+    CMOVL_R64_RM64: Final = 709
     """``cmovl CW:r64, R:r64/m64`` ``REX.W 0F 4C /r`` (CMOV)"""
-    CMOVGE_R16_RM16: Final = 391
+    REX2_CMOVL_R64_RM64: Final = 710
+    """``cmovl CW:r64, R:r64/m64`` ``REX2 REX.W 0F 4C /r`` (CMOV)"""
+    CMOVGE_R16_RM16: Final = 711
     """``cmovge CW:r16, R:r16/m16`` ``o16 0F 4D /r`` (CMOV)"""
-    CMOVGE_R32_RM32: Final = 392
+    REX2_CMOVGE_R16_RM16: Final = 712
+    """``cmovge CW:r16, R:r16/m16`` ``REX2 o16 0F 4D /r`` (CMOV)"""
+    CMOVGE_R32_RM32: Final = 713
     """``cmovge RW:r32, R:r32/m32`` ``0F 4D /r`` (CMOV)"""
-    CMOVGE_R64_RM64: Final = 393
+    REX2_CMOVGE_R32_RM32: Final = 714
+    """``cmovge RW:r32, R:r32/m32`` ``REX2 0F 4D /r`` (CMOV)"""
+    CMOVGE_R64_RM64: Final = 715
     """``cmovge CW:r64, R:r64/m64`` ``REX.W 0F 4D /r`` (CMOV)"""
-    CMOVLE_R16_RM16: Final = 394
+    REX2_CMOVGE_R64_RM64: Final = 716
+    """``cmovge CW:r64, R:r64/m64`` ``REX2 REX.W 0F 4D /r`` (CMOV)"""
+    CMOVLE_R16_RM16: Final = 717
     """``cmovle CW:r16, R:r16/m16`` ``o16 0F 4E /r`` (CMOV)"""
-    CMOVLE_R32_RM32: Final = 395
+    REX2_CMOVLE_R16_RM16: Final = 718
+    """``cmovle CW:r16, R:r16/m16`` ``REX2 o16 0F 4E /r`` (CMOV)"""
+    CMOVLE_R32_RM32: Final = 719
     """``cmovle RW:r32, R:r32/m32`` ``0F 4E /r`` (CMOV)"""
-    CMOVLE_R64_RM64: Final = 396
+    REX2_CMOVLE_R32_RM32: Final = 720
+    """``cmovle RW:r32, R:r32/m32`` ``REX2 0F 4E /r`` (CMOV)"""
+    CMOVLE_R64_RM64: Final = 721
     """``cmovle CW:r64, R:r64/m64`` ``REX.W 0F 4E /r`` (CMOV)"""
-    CMOVG_R16_RM16: Final = 397
+    REX2_CMOVLE_R64_RM64: Final = 722
+    """``cmovle CW:r64, R:r64/m64`` ``REX2 REX.W 0F 4E /r`` (CMOV)"""
+    CMOVG_R16_RM16: Final = 723
     """``cmovg CW:r16, R:r16/m16`` ``o16 0F 4F /r`` (CMOV)"""
-    CMOVG_R32_RM32: Final = 398
+    REX2_CMOVG_R16_RM16: Final = 724
+    """``cmovg CW:r16, R:r16/m16`` ``REX2 o16 0F 4F /r`` (CMOV)"""
+    CMOVG_R32_RM32: Final = 725
     """``cmovg RW:r32, R:r32/m32`` ``0F 4F /r`` (CMOV)"""
-    CMOVG_R64_RM64: Final = 399
+    REX2_CMOVG_R32_RM32: Final = 726
+    """``cmovg RW:r32, R:r32/m32`` ``REX2 0F 4F /r`` (CMOV)"""
+    CMOVG_R64_RM64: Final = 727
     """``cmovg CW:r64, R:r64/m64`` ``REX.W 0F 4F /r`` (CMOV)"""
-    JO_REL8_64: Final = 400
+    REX2_CMOVG_R64_RM64: Final = 728
+    """``cmovg CW:r64, R:r64/m64`` ``REX2 REX.W 0F 4F /r`` (CMOV)"""
+    JO_REL8_64: Final = 729
     """``jo R:rel8`` ``70 cb`` (X64)"""
-    JO_REL32_64: Final = 401
+    JO_REL32_64: Final = 730
     """``jo R:rel32`` ``0F 80 cd`` (X64)"""
-    JO_REL8_16: Final = 402
+    JO_REL8_16: Final = 731
     """``jo R:rel8`` ``o16 70 cb`` (INTEL8086)"""
-    JO_REL16: Final = 403
+    JO_REL16: Final = 732
     """``jo R:rel16`` ``o16 0F 80 cw`` (INTEL386)"""
-    JNO_REL8_64: Final = 404
+    JNO_REL8_64: Final = 733
     """``jno R:rel8`` ``71 cb`` (X64)"""
-    JNO_REL32_64: Final = 405
+    JNO_REL32_64: Final = 734
     """``jno R:rel32`` ``0F 81 cd`` (X64)"""
-    JNO_REL8_16: Final = 406
+    JNO_REL8_16: Final = 735
     """``jno R:rel8`` ``o16 71 cb`` (INTEL8086)"""
-    JNO_REL16: Final = 407
+    JNO_REL16: Final = 736
     """``jno R:rel16`` ``o16 0F 81 cw`` (INTEL386)"""
-    JB_REL8_64: Final = 408
+    JB_REL8_64: Final = 737
     """``jb R:rel8`` ``72 cb`` (X64)"""
-    JB_REL32_64: Final = 409
+    JB_REL32_64: Final = 738
     """``jb R:rel32`` ``0F 82 cd`` (X64)"""
-    JB_REL8_16: Final = 410
+    JB_REL8_16: Final = 739
     """``jb R:rel8`` ``o16 72 cb`` (INTEL8086)"""
-    JB_REL16: Final = 411
+    JB_REL16: Final = 740
     """``jb R:rel16`` ``o16 0F 82 cw`` (INTEL386)"""
-    JAE_REL8_64: Final = 412
+    JAE_REL8_64: Final = 741
     """``jae R:rel8`` ``73 cb`` (X64)"""
-    JAE_REL32_64: Final = 413
+    JAE_REL32_64: Final = 742
     """``jae R:rel32`` ``0F 83 cd`` (X64)"""
-    JAE_REL8_16: Final = 414
+    JAE_REL8_16: Final = 743
     """``jae R:rel8`` ``o16 73 cb`` (INTEL8086)"""
-    JAE_REL16: Final = 415
+    JAE_REL16: Final = 744
     """``jae R:rel16`` ``o16 0F 83 cw`` (INTEL386)"""
-    JE_REL8_64: Final = 416
+    JE_REL8_64: Final = 745
     """``je R:rel8`` ``74 cb`` (X64)"""
-    JE_REL32_64: Final = 417
+    JE_REL32_64: Final = 746
     """``je R:rel32`` ``0F 84 cd`` (X64)"""
-    JE_REL8_16: Final = 418
+    JE_REL8_16: Final = 747
     """``je R:rel8`` ``o16 74 cb`` (INTEL8086)"""
-    JE_REL16: Final = 419
+    JE_REL16: Final = 748
     """``je R:rel16`` ``o16 0F 84 cw`` (INTEL386)"""
-    JNE_REL8_64: Final = 420
+    JNE_REL8_64: Final = 749
     """``jne R:rel8`` ``75 cb`` (X64)"""
-    JNE_REL32_64: Final = 421
+    JNE_REL32_64: Final = 750
     """``jne R:rel32`` ``0F 85 cd`` (X64)"""
-    JNE_REL8_16: Final = 422
+    JNE_REL8_16: Final = 751
     """``jne R:rel8`` ``o16 75 cb`` (INTEL8086)"""
-    JNE_REL16: Final = 423
+    JNE_REL16: Final = 752
     """``jne R:rel16`` ``o16 0F 85 cw`` (INTEL386)"""
-    JBE_REL8_64: Final = 424
+    JBE_REL8_64: Final = 753
     """``jbe R:rel8`` ``76 cb`` (X64)"""
-    JBE_REL32_64: Final = 425
+    JBE_REL32_64: Final = 754
     """``jbe R:rel32`` ``0F 86 cd`` (X64)"""
-    JBE_REL8_16: Final = 426
+    JBE_REL8_16: Final = 755
     """``jbe R:rel8`` ``o16 76 cb`` (INTEL8086)"""
-    JBE_REL16: Final = 427
+    JBE_REL16: Final = 756
     """``jbe R:rel16`` ``o16 0F 86 cw`` (INTEL386)"""
-    JA_REL8_64: Final = 428
+    JA_REL8_64: Final = 757
     """``ja R:rel8`` ``77 cb`` (X64)"""
-    JA_REL32_64: Final = 429
+    JA_REL32_64: Final = 758
     """``ja R:rel32`` ``0F 87 cd`` (X64)"""
-    JA_REL8_16: Final = 430
+    JA_REL8_16: Final = 759
     """``ja R:rel8`` ``o16 77 cb`` (INTEL8086)"""
-    JA_REL16: Final = 431
+    JA_REL16: Final = 760
     """``ja R:rel16`` ``o16 0F 87 cw`` (INTEL386)"""
-    JS_REL8_64: Final = 432
+    JS_REL8_64: Final = 761
     """``js R:rel8`` ``78 cb`` (X64)"""
-    JS_REL32_64: Final = 433
+    JS_REL32_64: Final = 762
     """``js R:rel32`` ``0F 88 cd`` (X64)"""
-    JS_REL8_16: Final = 434
+    JS_REL8_16: Final = 763
     """``js R:rel8`` ``o16 78 cb`` (INTEL8086)"""
-    JS_REL16: Final = 435
+    JS_REL16: Final = 764
     """``js R:rel16`` ``o16 0F 88 cw`` (INTEL386)"""
-    JNS_REL8_64: Final = 436
+    JNS_REL8_64: Final = 765
     """``jns R:rel8`` ``79 cb`` (X64)"""
-    JNS_REL32_64: Final = 437
+    JNS_REL32_64: Final = 766
     """``jns R:rel32`` ``0F 89 cd`` (X64)"""
-    JNS_REL8_16: Final = 438
+    JNS_REL8_16: Final = 767
     """``jns R:rel8`` ``o16 79 cb`` (INTEL8086)"""
-    JNS_REL16: Final = 439
+    JNS_REL16: Final = 768
     """``jns R:rel16`` ``o16 0F 89 cw`` (INTEL386)"""
-    JP_REL8_64: Final = 440
+    JP_REL8_64: Final = 769
     """``jp R:rel8`` ``7A cb`` (X64)"""
-    JP_REL32_64: Final = 441
+    JP_REL32_64: Final = 770
     """``jp R:rel32`` ``0F 8A cd`` (X64)"""
-    JP_REL8_16: Final = 442
+    JP_REL8_16: Final = 771
     """``jp R:rel8`` ``o16 7A cb`` (INTEL8086)"""
-    JP_REL16: Final = 443
+    JP_REL16: Final = 772
     """``jp R:rel16`` ``o16 0F 8A cw`` (INTEL386)"""
-    JNP_REL8_64: Final = 444
+    JNP_REL8_64: Final = 773
     """``jnp R:rel8`` ``7B cb`` (X64)"""
-    JNP_REL32_64: Final = 445
+    JNP_REL32_64: Final = 774
     """``jnp R:rel32`` ``0F 8B cd`` (X64)"""
-    JNP_REL8_16: Final = 446
+    JNP_REL8_16: Final = 775
     """``jnp R:rel8`` ``o16 7B cb`` (INTEL8086)"""
-    JNP_REL16: Final = 447
+    JNP_REL16: Final = 776
     """``jnp R:rel16`` ``o16 0F 8B cw`` (INTEL386)"""
-    JL_REL8_64: Final = 448
+    JL_REL8_64: Final = 777
     """``jl R:rel8`` ``7C cb`` (X64)"""
-    JL_REL32_64: Final = 449
+    JL_REL32_64: Final = 778
     """``jl R:rel32`` ``0F 8C cd`` (X64)"""
-    JL_REL8_16: Final = 450
+    JL_REL8_16: Final = 779
     """``jl R:rel8`` ``o16 7C cb`` (INTEL8086)"""
-    JL_REL16: Final = 451
+    JL_REL16: Final = 780
     """``jl R:rel16`` ``o16 0F 8C cw`` (INTEL386)"""
-    JGE_REL8_64: Final = 452
+    JGE_REL8_64: Final = 781
     """``jge R:rel8`` ``7D cb`` (X64)"""
-    JGE_REL32_64: Final = 453
+    JGE_REL32_64: Final = 782
     """``jge R:rel32`` ``0F 8D cd`` (X64)"""
-    JGE_REL8_16: Final = 454
+    JGE_REL8_16: Final = 783
     """``jge R:rel8`` ``o16 7D cb`` (INTEL8086)"""
-    JGE_REL16: Final = 455
+    JGE_REL16: Final = 784
     """``jge R:rel16`` ``o16 0F 8D cw`` (INTEL386)"""
-    JLE_REL8_64: Final = 456
+    JLE_REL8_64: Final = 785
     """``jle R:rel8`` ``7E cb`` (X64)"""
-    JLE_REL32_64: Final = 457
+    JLE_REL32_64: Final = 786
     """``jle R:rel32`` ``0F 8E cd`` (X64)"""
-    JLE_REL8_16: Final = 458
+    JLE_REL8_16: Final = 787
     """``jle R:rel8`` ``o16 7E cb`` (INTEL8086)"""
-    JLE_REL16: Final = 459
+    JLE_REL16: Final = 788
     """``jle R:rel16`` ``o16 0F 8E cw`` (INTEL386)"""
-    JG_REL8_64: Final = 460
+    JG_REL8_64: Final = 789
     """``jg R:rel8`` ``7F cb`` (X64)"""
-    JG_REL32_64: Final = 461
+    JG_REL32_64: Final = 790
     """``jg R:rel32`` ``0F 8F cd`` (X64)"""
-    JG_REL8_16: Final = 462
+    JG_REL8_16: Final = 791
     """``jg R:rel8`` ``o16 7F cb`` (INTEL8086)"""
-    JG_REL16: Final = 463
+    JG_REL16: Final = 792
     """``jg R:rel16`` ``o16 0F 8F cw`` (INTEL386)"""
-    JMP_REL8_64: Final = 464
+    JMP_REL8_64: Final = 793
     """``jmp R:rel8`` ``EB cb`` (X64)"""
-    JMP_REL32_64: Final = 465
+    JMP_REL32_64: Final = 794
     """``jmp R:rel32`` ``E9 cd`` (X64)"""
-    JMP_REL8_16: Final = 466
+    JMP_REL8_16: Final = 795
     """``jmp R:rel8`` ``o16 EB cb`` (INTEL8086)"""
-    JMP_REL16: Final = 467
+    JMP_REL16: Final = 796
     """``jmp R:rel16`` ``o16 E9 cw`` (INTEL8086)"""
-    JMP_RM64: Final = 468
+    JMP_RM64: Final = 797
     """``jmp R:r64/m64`` ``FF /4`` (X64)"""
-    JMP_RM16: Final = 469
+    REX2_JMP_RM64: Final = 798
+    """``jmp R:r64/m64`` ``REX2 FF /4`` (X64)"""
+    JMP_RM16: Final = 799
     """``jmp R:r16/m16`` ``o16 FF /4`` (INTEL8086)"""
-    JMP_M1616: Final = 470
+    JMP_M1616: Final = 800
     """``jmp R:m16:16`` ``o16 FF /5`` (INTEL8086)"""
-    JMP_M1632: Final = 471
+    JMP_M1632: Final = 801
     """``jmp R:m16:32`` ``FF /5`` (INTEL386)"""
-    JMP_M1664: Final = 472
+    JMP_M1664: Final = 802
     """``jmp R:m16:64`` ``REX.W FF /5`` (X64)"""
-    CALL_REL32_64: Final = 473
+    CALL_REL32_64: Final = 803
     """``call R:rel32`` ``E8 cd`` (X64)"""
-    CALL_REL16: Final = 474
+    CALL_REL16: Final = 804
     """``call R:rel16`` ``o16 E8 cw`` (INTEL8086)"""
-    CALL_RM64: Final = 475
+    CALL_RM64: Final = 805
     """``call R:r64/m64`` ``FF /2`` (X64)"""
-    CALL_RM16: Final = 476
+    REX2_CALL_RM64: Final = 806
+    """``call R:r64/m64`` ``REX2 FF /2`` (X64)"""
+    CALL_RM16: Final = 807
     """``call R:r16/m16`` ``o16 FF /2`` (INTEL8086)"""
-    CALL_M1616: Final = 477
+    CALL_M1616: Final = 808
     """``call R:m16:16`` ``o16 FF /3`` (INTEL8086)"""
-    CALL_M1632: Final = 478
+    CALL_M1632: Final = 809
     """``call R:m16:32`` ``FF /3`` (INTEL386)"""
-    CALL_M1664: Final = 479
+    CALL_M1664: Final = 810
     """``call R:m16:64`` ``REX.W FF /3`` (X64)"""
-    RETNQ: Final = 480
+    RETNQ: Final = 811
     """``ret`` ``C3`` (X64)"""
-    RETNQ_IMM16: Final = 481
+    RETNQ_IMM16: Final = 812
     """``ret R:imm16`` ``C2 iw`` (X64)"""
-    RETNW: Final = 482
+    RETNW: Final = 813
     """``ret`` ``o16 C3`` (INTEL8086)"""
-    RETNW_IMM16: Final = 483
+    RETNW_IMM16: Final = 814
     """``ret R:imm16`` ``o16 C2 iw`` (INTEL8086)"""
-    RETFW: Final = 484
+    RETFW: Final = 815
     """``retfw`` ``o16 CB`` (INTEL8086)"""
-    RETFW_IMM16: Final = 485
+    RETFW_IMM16: Final = 816
     """``retfw R:imm16`` ``o16 CA iw`` (INTEL8086)"""
-    RETFD: Final = 486
+    RETFD: Final = 817
     """``retfd`` ``CB`` (INTEL386)"""
-    RETFD_IMM16: Final = 487
+    RETFD_IMM16: Final = 818
     """``retfd R:imm16`` ``CA iw`` (INTEL386)"""
-    RETFQ: Final = 488
+    RETFQ: Final = 819
     """``retfq`` ``REX.W CB`` (X64)"""
-    RETFQ_IMM16: Final = 489
+    RETFQ_IMM16: Final = 820
     """``retfq R:imm16`` ``REX.W CA iw`` (X64)"""
-    PUSH_R16: Final = 490
+    PUSH_R16: Final = 821
     """``push R:r16`` ``o16 50+rw`` (INTEL8086)"""
-    PUSH_R64: Final = 491
+    REX2_PUSH_R16: Final = 822
+    """``push R:r16`` ``REX2 o16 50+rw`` (INTEL8086)"""
+    PUSH_R64: Final = 823
     """``push R:r64`` ``50+ro`` (X64)"""
-    PUSH_RM16: Final = 492
+    REX2_PUSH_R64: Final = 824
+    """``push R:r64`` ``REX2 50+ro`` (X64)"""
+    PUSH_RM16: Final = 825
     """``push R:r16/m16`` ``o16 FF /6`` (INTEL8086)"""
-    PUSH_RM64: Final = 493
+    REX2_PUSH_RM16: Final = 826
+    """``push R:r16/m16`` ``REX2 o16 FF /6`` (INTEL8086)"""
+    PUSH_RM64: Final = 827
     """``push R:r64/m64`` ``FF /6`` (X64)"""
-    PUSHQ_IMM8: Final = 494
+    REX2_PUSH_RM64: Final = 828
+    """``push R:r64/m64`` ``REX2 FF /6`` (X64)"""
+    PUSHQ_IMM8: Final = 829
     """``push R:simm8`` ``6A ib`` (X64)"""
-    PUSHQ_IMM32: Final = 495
+    PUSHQ_IMM32: Final = 830
     """``push R:simm32`` ``68 id`` (X64)"""
-    PUSHQ_FS: Final = 496
+    PUSHQ_FS: Final = 831
     """``push R:fs`` ``0F A0`` (X64)"""
-    PUSHQ_GS: Final = 497
+    PUSHQ_GS: Final = 832
     """``push R:gs`` ``0F A8`` (X64)"""
-    POP_R16: Final = 498
+    POP_R16: Final = 833
     """``pop W:r16`` ``o16 58+rw`` (INTEL8086)"""
-    POP_R64: Final = 499
+    REX2_POP_R16: Final = 834
+    """``pop W:r16`` ``REX2 o16 58+rw`` (INTEL8086)"""
+    POP_R64: Final = 835
     """``pop W:r64`` ``58+ro`` (X64)"""
-    POP_RM16: Final = 500
+    REX2_POP_R64: Final = 836
+    """``pop W:r64`` ``REX2 58+ro`` (X64)"""
+    POP_RM16: Final = 837
     """``pop W:r16/m16`` ``o16 8F /0`` (INTEL8086)"""
-    POP_RM64: Final = 501
+    REX2_POP_RM16: Final = 838
+    """``pop W:r16/m16`` ``REX2 o16 8F /0`` (INTEL8086)"""
+    POP_RM64: Final = 839
     """``pop W:r64/m64`` ``8F /0`` (X64)"""
-    POPQ_FS: Final = 502
+    REX2_POP_RM64: Final = 840
+    """``pop W:r64/m64`` ``REX2 8F /0`` (X64)"""
+    POPQ_FS: Final = 841
     """``pop W:fs`` ``0F A1`` (X64)"""
-    POPQ_GS: Final = 503
+    POPQ_GS: Final = 842
     """``pop W:gs`` ``0F A9`` (X64)"""
-    PUSHW_FS: Final = 504
+    PUSHW_FS: Final = 843
     """``pushw R:fs`` ``o16 0F A0`` (INTEL386)"""
-    PUSHW_GS: Final = 505
+    PUSHW_GS: Final = 844
     """``pushw R:gs`` ``o16 0F A8`` (INTEL386)"""
-    PUSHW_IMM8: Final = 506
+    PUSHW_IMM8: Final = 845
     """``pushw R:simm8`` ``o16 6A ib`` (INTEL186)"""
-    PUSH_IMM16: Final = 507
+    PUSH_IMM16: Final = 846
     """``pushw R:imm16`` ``o16 68 iw`` (INTEL186)"""
-    POPW_FS: Final = 508
+    POPW_FS: Final = 847
     """``popw W:fs`` ``o16 0F A1`` (INTEL386)"""
-    POPW_GS: Final = 509
+    POPW_GS: Final = 848
     """``popw W:gs`` ``o16 0F A9`` (INTEL386)"""
-    NOPD: Final = 510
+    NOPD: Final = 849
     """``nop`` ``90`` (INTEL8086)"""
-    NOPW: Final = 511
+    NOPW: Final = 850
     """``nop`` ``o16 90`` (INTEL8086)"""
-    NOPQ: Final = 512
+    NOPQ: Final = 851
     """``nop`` ``REX.W 90`` (INTEL8086)"""
-    NOP_RM16: Final = 513
+    NOP_RM16: Final = 852
     """``nop N:r16/m16`` ``o16 0F 1F /0`` (MULTIBYTENOP)"""
-    NOP_RM32: Final = 514
+    REX2_NOP_RM16: Final = 853
+    """``nop N:r16/m16`` ``REX2 o16 0F 1F /0`` (MULTIBYTENOP)"""
+    NOP_RM32: Final = 854
     """``nop N:r32/m32`` ``0F 1F /0`` (MULTIBYTENOP)"""
-    NOP_RM64: Final = 515
+    REX2_NOP_RM32: Final = 855
+    """``nop N:r32/m32`` ``REX2 0F 1F /0`` (MULTIBYTENOP)"""
+    NOP_RM64: Final = 856
     """``nop N:r64/m64`` ``REX.W 0F 1F /0`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F19: Final = 516
+    REX2_NOP_RM64: Final = 857
+    """``nop N:r64/m64`` ``REX2 REX.W 0F 1F /0`` (MULTIBYTENOP)"""
+    RESERVEDNOP_RM16_R16_0F19: Final = 858
     """``nop N:r16/m16, N:r16`` ``o16 0F 19 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F19: Final = 517
+    RESERVEDNOP_RM32_R32_0F19: Final = 859
     """``nop N:r32/m32, N:r32`` ``0F 19 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F19: Final = 518
+    RESERVEDNOP_RM64_R64_0F19: Final = 860
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 19 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1A: Final = 519
+    RESERVEDNOP_RM16_R16_0F1A: Final = 861
     """``nop N:r16/m16, N:r16`` ``o16 0F 1A /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1A: Final = 520
+    RESERVEDNOP_RM32_R32_0F1A: Final = 862
     """``nop N:r32/m32, N:r32`` ``0F 1A /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1A: Final = 521
+    RESERVEDNOP_RM64_R64_0F1A: Final = 863
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1A /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1B: Final = 522
+    RESERVEDNOP_RM16_R16_0F1B: Final = 864
     """``nop N:r16/m16, N:r16`` ``o16 0F 1B /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1B: Final = 523
+    RESERVEDNOP_RM32_R32_0F1B: Final = 865
     """``nop N:r32/m32, N:r32`` ``0F 1B /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1B: Final = 524
+    RESERVEDNOP_RM64_R64_0F1B: Final = 866
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1B /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1C: Final = 525
+    RESERVEDNOP_RM16_R16_0F1C: Final = 867
     """``nop N:r16/m16, N:r16`` ``o16 0F 1C /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1C: Final = 526
+    RESERVEDNOP_RM32_R32_0F1C: Final = 868
     """``nop N:r32/m32, N:r32`` ``0F 1C /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1C: Final = 527
+    RESERVEDNOP_RM64_R64_0F1C: Final = 869
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1C /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1D: Final = 528
+    RESERVEDNOP_RM16_R16_0F1D: Final = 870
     """``nop N:r16/m16, N:r16`` ``o16 0F 1D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1D: Final = 529
+    RESERVEDNOP_RM32_R32_0F1D: Final = 871
     """``nop N:r32/m32, N:r32`` ``0F 1D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1D: Final = 530
+    RESERVEDNOP_RM64_R64_0F1D: Final = 872
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1E: Final = 531
+    RESERVEDNOP_RM16_R16_0F1E: Final = 873
     """``nop N:r16/m16, N:r16`` ``o16 0F 1E /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1E: Final = 532
+    RESERVEDNOP_RM32_R32_0F1E: Final = 874
     """``nop N:r32/m32, N:r32`` ``0F 1E /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1E: Final = 533
+    RESERVEDNOP_RM64_R64_0F1E: Final = 875
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1E /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F0D: Final = 534
+    RESERVEDNOP_RM16_R16_0F0D: Final = 876
     """``nop N:r16/m16, N:r16`` ``o16 0F 0D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F0D: Final = 535
+    RESERVEDNOP_RM32_R32_0F0D: Final = 877
     """``nop N:r32/m32, N:r32`` ``0F 0D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F0D: Final = 536
+    RESERVEDNOP_RM64_R64_0F0D: Final = 878
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 0D /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F18: Final = 537
+    RESERVEDNOP_RM16_R16_0F18: Final = 879
     """``nop N:r16/m16, N:r16`` ``o16 0F 18 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F18: Final = 538
+    RESERVEDNOP_RM32_R32_0F18: Final = 880
     """``nop N:r32/m32, N:r32`` ``0F 18 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F18: Final = 539
+    RESERVEDNOP_RM64_R64_0F18: Final = 881
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 18 /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM16_R16_0F1F: Final = 540
+    RESERVEDNOP_RM16_R16_0F1F: Final = 882
     """``nop N:r16/m16, N:r16`` ``o16 0F 1F /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM32_R32_0F1F: Final = 541
+    RESERVEDNOP_RM32_R32_0F1F: Final = 883
     """``nop N:r32/m32, N:r32`` ``0F 1F /r`` (MULTIBYTENOP)"""
-    RESERVEDNOP_RM64_R64_0F1F: Final = 542
+    RESERVEDNOP_RM64_R64_0F1F: Final = 884
     """``nop N:r64/m64, N:r64`` ``REX.W 0F 1F /r`` (MULTIBYTENOP)"""
-    XCHG_RM8_R8: Final = 543
+    XCHG_RM8_R8: Final = 885
     """``xchg RW:r8/m8, RW:r8`` ``86 /r`` (INTEL8086)"""
-    XCHG_RM16_R16: Final = 544
+    REX2_XCHG_RM8_R8: Final = 886
+    """``xchg RW:r8/m8, RW:r8`` ``REX2 86 /r`` (INTEL8086)"""
+    XCHG_RM16_R16: Final = 887
     """``xchg RW:r16/m16, RW:r16`` ``o16 87 /r`` (INTEL8086)"""
-    XCHG_RM32_R32: Final = 545
+    REX2_XCHG_RM16_R16: Final = 888
+    """``xchg RW:r16/m16, RW:r16`` ``REX2 o16 87 /r`` (INTEL8086)"""
+    XCHG_RM32_R32: Final = 889
     """``xchg RW:r32/m32, RW:r32`` ``87 /r`` (INTEL386)"""
-    XCHG_RM64_R64: Final = 546
+    REX2_XCHG_RM32_R32: Final = 890
+    """``xchg RW:r32/m32, RW:r32`` ``REX2 87 /r`` (INTEL386)"""
+    XCHG_RM64_R64: Final = 891
     """``xchg RW:r64/m64, RW:r64`` ``REX.W 87 /r`` (X64)"""
-    XCHG_R16_AX: Final = 547
+    REX2_XCHG_RM64_R64: Final = 892
+    """``xchg RW:r64/m64, RW:r64`` ``REX2 REX.W 87 /r`` (X64)"""
+    XCHG_R16_AX: Final = 893
     """``xchg RW:r16, RW:ax`` ``o16 90+rw`` (INTEL8086)"""
-    XCHG_R32_EAX: Final = 548
+    REX2_XCHG_R16_AX: Final = 894
+    """``xchg RW:r16, RW:ax`` ``REX2 o16 90+rw`` (INTEL8086)"""
+    XCHG_R32_EAX: Final = 895
     """``xchg RW:r32, RW:eax`` ``90+rd`` (INTEL386)"""
-    XCHG_R64_RAX: Final = 549
+    REX2_XCHG_R32_EAX: Final = 896
+    """``xchg RW:r32, RW:eax`` ``REX2 90+rd`` (INTEL386)"""
+    XCHG_R64_RAX: Final = 897
     """``xchg RW:r64, RW:rax`` ``REX.W 90+ro`` (X64)"""
-    INT3: Final = 550
+    REX2_XCHG_R64_RAX: Final = 898
+    """``xchg RW:r64, RW:rax`` ``REX2 REX.W 90+ro`` (X64)"""
+    INT3: Final = 899
     """``int3`` ``CC`` (INTEL8086)"""
-    UD2: Final = 551
+    UD2: Final = 900
     """``ud2`` ``0F 0B`` (INTEL286)"""
-    VEX_VZEROUPPER: Final = 552
+    VEX_VZEROUPPER: Final = 901
     """``vzeroupper`` ``VEX.128.0F.WIG 77`` (AVX)"""
-    VEX_VMOVSS_XMM_M32: Final = 553
+    VEX_VMOVSS_XMM_M32: Final = 902
     """``vmovss W:xmm, R:m32`` ``VEX.LIG.F3.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSS_M32_XMM: Final = 554
+    VEX_VMOVSS_M32_XMM: Final = 903
     """``vmovss W:m32, R:xmm`` ``VEX.LIG.F3.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVSS_XMM_XMM_XMM: Final = 555
+    VEX_VMOVSS_XMM_XMM_XMM: Final = 904
     """``vmovss W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F3.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSS_XMM_XMM_XMM_0F11: Final = 556
+    VEX_VMOVSS_XMM_XMM_XMM_0F11: Final = 905
     """``vmovss W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F3.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVSS_XMM_K1Z_XMM_XMM: Final = 557
+    EVEX_VMOVSS_XMM_K1Z_XMM_XMM: Final = 906
     """``vmovss W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.0F.W0 10 /r`` (AVX512F)"""
-    EVEX_VMOVSS_XMM_K1Z_M32: Final = 558
+    EVEX_VMOVSS_XMM_K1Z_M32: Final = 907
     """``vmovss W:xmm, R:m32`` ``EVEX.LIG.F3.0F.W0 10 /r`` (AVX512F)"""
-    EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11: Final = 559
+    EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11: Final = 908
     """``vmovss W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.0F.W0 11 /r`` (AVX512F)"""
-    EVEX_VMOVSS_M32_K1_XMM: Final = 560
+    EVEX_VMOVSS_M32_K1_XMM: Final = 909
     """``vmovss W:m32, R:xmm`` ``EVEX.LIG.F3.0F.W0 11 /r`` (AVX512F)"""
-    VEX_VMOVSD_XMM_M64: Final = 561
+    VEX_VMOVSD_XMM_M64: Final = 910
     """``vmovsd W:xmm, R:m64`` ``VEX.LIG.F2.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSD_M64_XMM: Final = 562
+    VEX_VMOVSD_M64_XMM: Final = 911
     """``vmovsd W:m64, R:xmm`` ``VEX.LIG.F2.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVSD_XMM_XMM_XMM: Final = 563
+    VEX_VMOVSD_XMM_XMM_XMM: Final = 912
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F2.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVSD_XMM_XMM_XMM_0F11: Final = 564
+    VEX_VMOVSD_XMM_XMM_XMM_0F11: Final = 913
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``VEX.LIG.F2.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVSD_XMM_K1Z_XMM_XMM: Final = 565
+    EVEX_VMOVSD_XMM_K1Z_XMM_XMM: Final = 914
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F2.0F.W1 10 /r`` (AVX512F)"""
-    EVEX_VMOVSD_XMM_K1Z_M64: Final = 566
+    EVEX_VMOVSD_XMM_K1Z_M64: Final = 915
     """``vmovsd W:xmm, R:m64`` ``EVEX.LIG.F2.0F.W1 10 /r`` (AVX512F)"""
-    EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11: Final = 567
+    EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11: Final = 916
     """``vmovsd W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F2.0F.W1 11 /r`` (AVX512F)"""
-    EVEX_VMOVSD_M64_K1_XMM: Final = 568
+    EVEX_VMOVSD_M64_K1_XMM: Final = 917
     """``vmovsd W:m64, R:xmm`` ``EVEX.LIG.F2.0F.W1 11 /r`` (AVX512F)"""
-    VEX_VMOVUPS_XMM_XMMM128: Final = 569
+    VEX_VMOVUPS_XMM_XMMM128: Final = 918
     """``vmovups W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPS_YMM_YMMM256: Final = 570
+    VEX_VMOVUPS_YMM_YMMM256: Final = 919
     """``vmovups W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPS_XMMM128_XMM: Final = 571
+    VEX_VMOVUPS_XMMM128_XMM: Final = 920
     """``vmovups W:xmm/m128, R:xmm`` ``VEX.128.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVUPS_YMMM256_YMM: Final = 572
+    VEX_VMOVUPS_YMMM256_YMM: Final = 921
     """``vmovups W:ymm/m256, R:ymm`` ``VEX.256.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVUPS_XMM_K1Z_XMMM128: Final = 573
+    EVEX_VMOVUPS_XMM_K1Z_XMMM128: Final = 922
     """``vmovups W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_YMM_K1Z_YMMM256: Final = 574
+    EVEX_VMOVUPS_YMM_K1Z_YMMM256: Final = 923
     """``vmovups W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_XMMM128_K1Z_XMM: Final = 575
+    EVEX_VMOVUPS_XMMM128_K1Z_XMM: Final = 924
     """``vmovups W:xmm/m128, R:xmm`` ``EVEX.128.0F.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_ZMM_K1Z_ZMMM512: Final = 576
+    EVEX_VMOVUPS_ZMM_K1Z_ZMMM512: Final = 925
     """``vmovups W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 10 /r`` (AVX512F)"""
-    EVEX_VMOVUPS_YMMM256_K1Z_YMM: Final = 577
+    EVEX_VMOVUPS_YMMM256_K1Z_YMM: Final = 926
     """``vmovups W:ymm/m256, R:ymm`` ``EVEX.256.0F.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPS_ZMMM512_K1Z_ZMM: Final = 578
+    EVEX_VMOVUPS_ZMMM512_K1Z_ZMM: Final = 927
     """``vmovups W:zmm/m512, R:zmm`` ``EVEX.512.0F.W0 11 /r`` (AVX512F)"""
-    VEX_VMOVUPD_XMM_XMMM128: Final = 579
+    VEX_VMOVUPD_XMM_XMMM128: Final = 928
     """``vmovupd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPD_YMM_YMMM256: Final = 580
+    VEX_VMOVUPD_YMM_YMMM256: Final = 929
     """``vmovupd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 10 /r`` (AVX)"""
-    VEX_VMOVUPD_XMMM128_XMM: Final = 581
+    VEX_VMOVUPD_XMMM128_XMM: Final = 930
     """``vmovupd W:xmm/m128, R:xmm`` ``VEX.128.66.0F.WIG 11 /r`` (AVX)"""
-    VEX_VMOVUPD_YMMM256_YMM: Final = 582
+    VEX_VMOVUPD_YMMM256_YMM: Final = 931
     """``vmovupd W:ymm/m256, R:ymm`` ``VEX.256.66.0F.WIG 11 /r`` (AVX)"""
-    EVEX_VMOVUPD_XMM_K1Z_XMMM128: Final = 583
+    EVEX_VMOVUPD_XMM_K1Z_XMMM128: Final = 932
     """``vmovupd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_XMMM128_K1Z_XMM: Final = 584
+    EVEX_VMOVUPD_XMMM128_K1Z_XMM: Final = 933
     """``vmovupd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_YMM_K1Z_YMMM256: Final = 585
+    EVEX_VMOVUPD_YMM_K1Z_YMMM256: Final = 934
     """``vmovupd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 10 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_YMMM256_K1Z_YMM: Final = 586
+    EVEX_VMOVUPD_YMMM256_K1Z_YMM: Final = 935
     """``vmovupd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVUPD_ZMM_K1Z_ZMMM512: Final = 587
+    EVEX_VMOVUPD_ZMM_K1Z_ZMMM512: Final = 936
     """``vmovupd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 10 /r`` (AVX512F)"""
-    EVEX_VMOVUPD_ZMMM512_K1Z_ZMM: Final = 588
+    EVEX_VMOVUPD_ZMMM512_K1Z_ZMM: Final = 937
     """``vmovupd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 11 /r`` (AVX512F)"""
-    VEX_VMOVAPS_XMM_XMMM128: Final = 589
+    VEX_VMOVAPS_XMM_XMMM128: Final = 938
     """``vmovaps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPS_YMM_YMMM256: Final = 590
+    VEX_VMOVAPS_YMM_YMMM256: Final = 939
     """``vmovaps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPS_XMMM128_XMM: Final = 591
+    VEX_VMOVAPS_XMMM128_XMM: Final = 940
     """``vmovaps W:xmm/m128, R:xmm`` ``VEX.128.0F.WIG 29 /r`` (AVX)"""
-    VEX_VMOVAPS_YMMM256_YMM: Final = 592
+    VEX_VMOVAPS_YMMM256_YMM: Final = 941
     """``vmovaps W:ymm/m256, R:ymm`` ``VEX.256.0F.WIG 29 /r`` (AVX)"""
-    EVEX_VMOVAPS_XMM_K1Z_XMMM128: Final = 593
+    EVEX_VMOVAPS_XMM_K1Z_XMMM128: Final = 942
     """``vmovaps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_YMM_K1Z_YMMM256: Final = 594
+    EVEX_VMOVAPS_YMM_K1Z_YMMM256: Final = 943
     """``vmovaps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_XMMM128_K1Z_XMM: Final = 595
+    EVEX_VMOVAPS_XMMM128_K1Z_XMM: Final = 944
     """``vmovaps W:xmm/m128, R:xmm`` ``EVEX.128.0F.W0 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_ZMM_K1Z_ZMMM512: Final = 596
+    EVEX_VMOVAPS_ZMM_K1Z_ZMMM512: Final = 945
     """``vmovaps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 28 /r`` (AVX512F)"""
-    EVEX_VMOVAPS_YMMM256_K1Z_YMM: Final = 597
+    EVEX_VMOVAPS_YMMM256_K1Z_YMM: Final = 946
     """``vmovaps W:ymm/m256, R:ymm`` ``EVEX.256.0F.W0 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPS_ZMMM512_K1Z_ZMM: Final = 598
+    EVEX_VMOVAPS_ZMMM512_K1Z_ZMM: Final = 947
     """``vmovaps W:zmm/m512, R:zmm`` ``EVEX.512.0F.W0 29 /r`` (AVX512F)"""
-    VEX_VMOVAPD_XMM_XMMM128: Final = 599
+    VEX_VMOVAPD_XMM_XMMM128: Final = 948
     """``vmovapd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPD_YMM_YMMM256: Final = 600
+    VEX_VMOVAPD_YMM_YMMM256: Final = 949
     """``vmovapd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 28 /r`` (AVX)"""
-    VEX_VMOVAPD_XMMM128_XMM: Final = 601
+    VEX_VMOVAPD_XMMM128_XMM: Final = 950
     """``vmovapd W:xmm/m128, R:xmm`` ``VEX.128.66.0F.WIG 29 /r`` (AVX)"""
-    VEX_VMOVAPD_YMMM256_YMM: Final = 602
+    VEX_VMOVAPD_YMMM256_YMM: Final = 951
     """``vmovapd W:ymm/m256, R:ymm`` ``VEX.256.66.0F.WIG 29 /r`` (AVX)"""
-    EVEX_VMOVAPD_XMM_K1Z_XMMM128: Final = 603
+    EVEX_VMOVAPD_XMM_K1Z_XMMM128: Final = 952
     """``vmovapd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_XMMM128_K1Z_XMM: Final = 604
+    EVEX_VMOVAPD_XMMM128_K1Z_XMM: Final = 953
     """``vmovapd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_YMM_K1Z_YMMM256: Final = 605
+    EVEX_VMOVAPD_YMM_K1Z_YMMM256: Final = 954
     """``vmovapd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_YMMM256_K1Z_YMM: Final = 606
+    EVEX_VMOVAPD_YMMM256_K1Z_YMM: Final = 955
     """``vmovapd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVAPD_ZMM_K1Z_ZMMM512: Final = 607
+    EVEX_VMOVAPD_ZMM_K1Z_ZMMM512: Final = 956
     """``vmovapd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 28 /r`` (AVX512F)"""
-    EVEX_VMOVAPD_ZMMM512_K1Z_ZMM: Final = 608
+    EVEX_VMOVAPD_ZMMM512_K1Z_ZMM: Final = 957
     """``vmovapd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 29 /r`` (AVX512F)"""
-    VEX_VMOVDQU_XMM_XMMM128: Final = 609
+    VEX_VMOVDQU_XMM_XMMM128: Final = 958
     """``vmovdqu W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQU_YMM_YMMM256: Final = 610
+    VEX_VMOVDQU_YMM_YMMM256: Final = 959
     """``vmovdqu W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQU_XMMM128_XMM: Final = 611
+    VEX_VMOVDQU_XMMM128_XMM: Final = 960
     """``vmovdqu W:xmm/m128, R:xmm`` ``VEX.128.F3.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVDQU_YMMM256_YMM: Final = 612
+    VEX_VMOVDQU_YMMM256_YMM: Final = 961
     """``vmovdqu W:ymm/m256, R:ymm`` ``VEX.256.F3.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVDQA_XMM_XMMM128: Final = 613
+    VEX_VMOVDQA_XMM_XMMM128: Final = 962
     """``vmovdqa W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQA_YMM_YMMM256: Final = 614
+    VEX_VMOVDQA_YMM_YMMM256: Final = 963
     """``vmovdqa W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6F /r`` (AVX)"""
-    VEX_VMOVDQA_XMMM128_XMM: Final = 615
+    VEX_VMOVDQA_XMMM128_XMM: Final = 964
     """``vmovdqa W:xmm/m128, R:xmm`` ``VEX.128.66.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVDQA_YMMM256_YMM: Final = 616
+    VEX_VMOVDQA_YMMM256_YMM: Final = 965
     """``vmovdqa W:ymm/m256, R:ymm`` ``VEX.256.66.0F.WIG 7F /r`` (AVX)"""
-    VEX_VMOVD_XMM_RM32: Final = 617
+    VEX_VMOVD_XMM_RM32: Final = 966
     """``vmovd W:xmm, R:r32/m32`` ``VEX.128.66.0F.W0 6E /r`` (AVX)"""
-    VEX_VMOVD_RM32_XMM: Final = 618
+    VEX_VMOVD_RM32_XMM: Final = 967
     """``vmovd W:r32/m32, R:xmm`` ``VEX.128.66.0F.W0 7E /r`` (AVX)"""
-    EVEX_VMOVD_XMM_RM32: Final = 619
+    EVEX_VMOVD_XMM_RM32: Final = 968
     """``vmovd W:xmm, R:r32/m32`` ``EVEX.128.66.0F.W0 6E /r`` (AVX512F)"""
-    EVEX_VMOVD_RM32_XMM: Final = 620
+    EVEX_VMOVD_RM32_XMM: Final = 969
     """``vmovd W:r32/m32, R:xmm`` ``EVEX.128.66.0F.W0 7E /r`` (AVX512F)"""
-    EVEX_VMOVD_XMM_XMMM32: Final = 621
+    EVEX_VMOVD_XMM_XMMM32: Final = 970
     """``vmovd W:xmm, R:xmm/m32`` ``EVEX.128.F3.0F.W0 7E /r`` (AVX10_2)"""
-    EVEX_VMOVD_XMMM32_XMM: Final = 622
+    EVEX_VMOVD_XMMM32_XMM: Final = 971
     """``vmovd W:xmm/m32, R:xmm`` ``EVEX.128.66.0F.W0 D6 /r`` (AVX10_2)"""
-    VEX_VMOVQ_XMM_RM64: Final = 623
+    VEX_VMOVQ_XMM_RM64: Final = 972
     """``vmovq W:xmm, R:r64/m64`` ``VEX.128.66.0F.W1 6E /r`` (AVX)"""
-    VEX_VMOVQ_RM64_XMM: Final = 624
+    VEX_VMOVQ_RM64_XMM: Final = 973
     """``vmovq W:r64/m64, R:xmm`` ``VEX.128.66.0F.W1 7E /r`` (AVX)"""
-    VEX_VMOVQ_XMM_XMMM64: Final = 625
+    VEX_VMOVQ_XMM_XMMM64: Final = 974
     """``vmovq W:xmm, R:xmm/m64`` ``VEX.128.F3.0F.WIG 7E /r`` (AVX)"""
-    VEX_VMOVQ_XMMM64_XMM: Final = 626
+    VEX_VMOVQ_XMMM64_XMM: Final = 975
     """``vmovq W:xmm/m64, R:xmm`` ``VEX.128.66.0F.WIG D6 /r`` (AVX)"""
-    EVEX_VMOVQ_XMM_RM64: Final = 627
+    EVEX_VMOVQ_XMM_RM64: Final = 976
     """``vmovq W:xmm, R:r64/m64`` ``EVEX.128.66.0F.W1 6E /r`` (AVX512F)"""
-    EVEX_VMOVQ_RM64_XMM: Final = 628
+    EVEX_VMOVQ_RM64_XMM: Final = 977
     """``vmovq W:r64/m64, R:xmm`` ``EVEX.128.66.0F.W1 7E /r`` (AVX512F)"""
-    EVEX_VMOVQ_XMM_XMMM64: Final = 629
+    EVEX_VMOVQ_XMM_XMMM64: Final = 978
     """``vmovq W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W1 7E /r`` (AVX512F)"""
-    EVEX_VMOVQ_XMMM64_XMM: Final = 630
+    EVEX_VMOVQ_XMMM64_XMM: Final = 979
     """``vmovq W:xmm/m64, R:xmm`` ``EVEX.128.66.0F.W1 D6 /r`` (AVX512F)"""
-    VEX_VPMOVZXBW_XMM_XMMM64: Final = 631
+    VEX_VPMOVZXBW_XMM_XMMM64: Final = 980
     """``vpmovzxbw W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 30 /r`` (AVX)"""
-    VEX_VPMOVZXBW_YMM_XMMM128: Final = 632
+    VEX_VPMOVZXBW_YMM_XMMM128: Final = 981
     """``vpmovzxbw W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 30 /r`` (AVX2)"""
-    EVEX_VPMOVZXBW_XMM_K1Z_XMMM64: Final = 633
+    EVEX_VPMOVZXBW_XMM_K1Z_XMMM64: Final = 982
     """``vpmovzxbw W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVZXBW_YMM_K1Z_XMMM128: Final = 634
+    EVEX_VPMOVZXBW_YMM_K1Z_XMMM128: Final = 983
     """``vpmovzxbw W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256: Final = 635
+    EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256: Final = 984
     """``vpmovzxbw W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 30 /r`` (AVX512BW)"""
-    VEX_VPMOVZXBD_XMM_XMMM32: Final = 636
+    VEX_VPMOVZXBD_XMM_XMMM32: Final = 985
     """``vpmovzxbd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 31 /r`` (AVX)"""
-    VEX_VPMOVZXBD_YMM_XMMM64: Final = 637
+    VEX_VPMOVZXBD_YMM_XMMM64: Final = 986
     """``vpmovzxbd W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 31 /r`` (AVX2)"""
-    EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128: Final = 638
+    EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128: Final = 987
     """``vpmovzxbd W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 31 /r`` (AVX512F)"""
-    EVEX_VPMOVZXBD_XMM_K1Z_XMMM32: Final = 639
+    EVEX_VPMOVZXBD_XMM_K1Z_XMMM32: Final = 988
     """``vpmovzxbd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXBD_YMM_K1Z_XMMM64: Final = 640
+    EVEX_VPMOVZXBD_YMM_K1Z_XMMM64: Final = 989
     """``vpmovzxbd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 31 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXBQ_XMM_XMMM16: Final = 641
+    VEX_VPMOVZXBQ_XMM_XMMM16: Final = 990
     """``vpmovzxbq W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.WIG 32 /r`` (AVX)"""
-    VEX_VPMOVZXBQ_YMM_XMMM32: Final = 642
+    VEX_VPMOVZXBQ_YMM_XMMM32: Final = 991
     """``vpmovzxbq W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.WIG 32 /r`` (AVX2)"""
-    EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64: Final = 643
+    EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64: Final = 992
     """``vpmovzxbq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.WIG 32 /r`` (AVX512F)"""
-    EVEX_VPMOVZXBQ_XMM_K1Z_XMMM16: Final = 644
+    EVEX_VPMOVZXBQ_XMM_K1Z_XMMM16: Final = 993
     """``vpmovzxbq W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.WIG 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32: Final = 645
+    EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32: Final = 994
     """``vpmovzxbq W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.WIG 32 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXWD_XMM_XMMM64: Final = 646
+    VEX_VPMOVZXWD_XMM_XMMM64: Final = 995
     """``vpmovzxwd W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 33 /r`` (AVX)"""
-    VEX_VPMOVZXWD_YMM_XMMM128: Final = 647
+    VEX_VPMOVZXWD_YMM_XMMM128: Final = 996
     """``vpmovzxwd W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 33 /r`` (AVX2)"""
-    EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256: Final = 648
+    EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256: Final = 997
     """``vpmovzxwd W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 33 /r`` (AVX512F)"""
-    EVEX_VPMOVZXWD_XMM_K1Z_XMMM64: Final = 649
+    EVEX_VPMOVZXWD_XMM_K1Z_XMMM64: Final = 998
     """``vpmovzxwd W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXWD_YMM_K1Z_XMMM128: Final = 650
+    EVEX_VPMOVZXWD_YMM_K1Z_XMMM128: Final = 999
     """``vpmovzxwd W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 33 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXWQ_XMM_XMMM32: Final = 651
+    VEX_VPMOVZXWQ_XMM_XMMM32: Final = 1000
     """``vpmovzxwq W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 34 /r`` (AVX)"""
-    VEX_VPMOVZXWQ_YMM_XMMM64: Final = 652
+    VEX_VPMOVZXWQ_YMM_XMMM64: Final = 1001
     """``vpmovzxwq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 34 /r`` (AVX2)"""
-    EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128: Final = 653
+    EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128: Final = 1002
     """``vpmovzxwq W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 34 /r`` (AVX512F)"""
-    EVEX_VPMOVZXWQ_XMM_K1Z_XMMM32: Final = 654
+    EVEX_VPMOVZXWQ_XMM_K1Z_XMMM32: Final = 1003
     """``vpmovzxwq W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64: Final = 655
+    EVEX_VPMOVZXWQ_YMM_K1Z_XMMM64: Final = 1004
     """``vpmovzxwq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 34 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVZXDQ_XMM_XMMM64: Final = 656
+    VEX_VPMOVZXDQ_XMM_XMMM64: Final = 1005
     """``vpmovzxdq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 35 /r`` (AVX)"""
-    VEX_VPMOVZXDQ_YMM_XMMM128: Final = 657
+    VEX_VPMOVZXDQ_YMM_XMMM128: Final = 1006
     """``vpmovzxdq W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 35 /r`` (AVX2)"""
-    EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256: Final = 658
+    EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256: Final = 1007
     """``vpmovzxdq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVZXDQ_XMM_K1Z_XMMM64: Final = 659
+    EVEX_VPMOVZXDQ_XMM_K1Z_XMMM64: Final = 1008
     """``vpmovzxdq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128: Final = 660
+    EVEX_VPMOVZXDQ_YMM_K1Z_XMMM128: Final = 1009
     """``vpmovzxdq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXBW_XMM_XMMM64: Final = 661
+    VEX_VPMOVSXBW_XMM_XMMM64: Final = 1010
     """``vpmovsxbw W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 20 /r`` (AVX)"""
-    VEX_VPMOVSXBW_YMM_XMMM128: Final = 662
+    VEX_VPMOVSXBW_YMM_XMMM128: Final = 1011
     """``vpmovsxbw W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 20 /r`` (AVX2)"""
-    EVEX_VPMOVSXBW_XMM_K1Z_XMMM64: Final = 663
+    EVEX_VPMOVSXBW_XMM_K1Z_XMMM64: Final = 1012
     """``vpmovsxbw W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSXBW_YMM_K1Z_XMMM128: Final = 664
+    EVEX_VPMOVSXBW_YMM_K1Z_XMMM128: Final = 1013
     """``vpmovsxbw W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256: Final = 665
+    EVEX_VPMOVSXBW_ZMM_K1Z_YMMM256: Final = 1014
     """``vpmovsxbw W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 20 /r`` (AVX512BW)"""
-    VEX_VPMOVSXBD_XMM_XMMM32: Final = 666
+    VEX_VPMOVSXBD_XMM_XMMM32: Final = 1015
     """``vpmovsxbd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 21 /r`` (AVX)"""
-    VEX_VPMOVSXBD_YMM_XMMM64: Final = 667
+    VEX_VPMOVSXBD_YMM_XMMM64: Final = 1016
     """``vpmovsxbd W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 21 /r`` (AVX2)"""
-    EVEX_VPMOVSXBD_ZMM_K1Z_XMMM128: Final = 668
+    EVEX_VPMOVSXBD_ZMM_K1Z_XMMM128: Final = 1017
     """``vpmovsxbd W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSXBD_XMM_K1Z_XMMM32: Final = 669
+    EVEX_VPMOVSXBD_XMM_K1Z_XMMM32: Final = 1018
     """``vpmovsxbd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXBD_YMM_K1Z_XMMM64: Final = 670
+    EVEX_VPMOVSXBD_YMM_K1Z_XMMM64: Final = 1019
     """``vpmovsxbd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 21 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXBQ_XMM_XMMM16: Final = 671
+    VEX_VPMOVSXBQ_XMM_XMMM16: Final = 1020
     """``vpmovsxbq W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.WIG 22 /r`` (AVX)"""
-    VEX_VPMOVSXBQ_YMM_XMMM32: Final = 672
+    VEX_VPMOVSXBQ_YMM_XMMM32: Final = 1021
     """``vpmovsxbq W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.WIG 22 /r`` (AVX2)"""
-    EVEX_VPMOVSXBQ_ZMM_K1Z_XMMM64: Final = 673
+    EVEX_VPMOVSXBQ_ZMM_K1Z_XMMM64: Final = 1022
     """``vpmovsxbq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.WIG 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSXBQ_XMM_K1Z_XMMM16: Final = 674
+    EVEX_VPMOVSXBQ_XMM_K1Z_XMMM16: Final = 1023
     """``vpmovsxbq W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.WIG 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32: Final = 675
+    EVEX_VPMOVSXBQ_YMM_K1Z_XMMM32: Final = 1024
     """``vpmovsxbq W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.WIG 22 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXWD_XMM_XMMM64: Final = 676
+    VEX_VPMOVSXWD_XMM_XMMM64: Final = 1025
     """``vpmovsxwd W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 23 /r`` (AVX)"""
-    VEX_VPMOVSXWD_YMM_XMMM128: Final = 677
+    VEX_VPMOVSXWD_YMM_XMMM128: Final = 1026
     """``vpmovsxwd W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 23 /r`` (AVX2)"""
-    EVEX_VPMOVSXWD_ZMM_K1Z_YMMM256: Final = 678
+    EVEX_VPMOVSXWD_ZMM_K1Z_YMMM256: Final = 1027
     """``vpmovsxwd W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.WIG 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSXWD_XMM_K1Z_XMMM64: Final = 679
+    EVEX_VPMOVSXWD_XMM_K1Z_XMMM64: Final = 1028
     """``vpmovsxwd W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.WIG 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXWD_YMM_K1Z_XMMM128: Final = 680
+    EVEX_VPMOVSXWD_YMM_K1Z_XMMM128: Final = 1029
     """``vpmovsxwd W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.WIG 23 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXWQ_XMM_XMMM32: Final = 681
+    VEX_VPMOVSXWQ_XMM_XMMM32: Final = 1030
     """``vpmovsxwq W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.WIG 24 /r`` (AVX)"""
-    VEX_VPMOVSXWQ_YMM_XMMM64: Final = 682
+    VEX_VPMOVSXWQ_YMM_XMMM64: Final = 1031
     """``vpmovsxwq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.WIG 24 /r`` (AVX2)"""
-    EVEX_VPMOVSXWQ_ZMM_K1Z_XMMM128: Final = 683
+    EVEX_VPMOVSXWQ_ZMM_K1Z_XMMM128: Final = 1032
     """``vpmovsxwq W:zmm, R:xmm/m128`` ``EVEX.512.66.0F38.WIG 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSXWQ_XMM_K1Z_XMMM32: Final = 684
+    EVEX_VPMOVSXWQ_XMM_K1Z_XMMM32: Final = 1033
     """``vpmovsxwq W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.WIG 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64: Final = 685
+    EVEX_VPMOVSXWQ_YMM_K1Z_XMMM64: Final = 1034
     """``vpmovsxwq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.WIG 24 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMOVSXDQ_XMM_XMMM64: Final = 686
+    VEX_VPMOVSXDQ_XMM_XMMM64: Final = 1035
     """``vpmovsxdq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.WIG 25 /r`` (AVX)"""
-    VEX_VPMOVSXDQ_YMM_XMMM128: Final = 687
+    VEX_VPMOVSXDQ_YMM_XMMM128: Final = 1036
     """``vpmovsxdq W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.WIG 25 /r`` (AVX2)"""
-    EVEX_VPMOVSXDQ_ZMM_K1Z_YMMM256: Final = 688
+    EVEX_VPMOVSXDQ_ZMM_K1Z_YMMM256: Final = 1037
     """``vpmovsxdq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSXDQ_XMM_K1Z_XMMM64: Final = 689
+    EVEX_VPMOVSXDQ_XMM_K1Z_XMMM64: Final = 1038
     """``vpmovsxdq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128: Final = 690
+    EVEX_VPMOVSXDQ_YMM_K1Z_XMMM128: Final = 1039
     """``vpmovsxdq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTDQ2PS_XMM_XMMM128: Final = 691
+    VEX_VCVTDQ2PS_XMM_XMMM128: Final = 1040
     """``vcvtdq2ps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTDQ2PS_YMM_YMMM256: Final = 692
+    VEX_VCVTDQ2PS_YMM_YMMM256: Final = 1041
     """``vcvtdq2ps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 693
+    EVEX_VCVTDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 1042
     """``vcvtdq2ps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32: Final = 694
+    EVEX_VCVTDQ2PS_XMM_K1Z_XMMM128B32: Final = 1043
     """``vcvtdq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32: Final = 695
+    EVEX_VCVTDQ2PS_YMM_K1Z_YMMM256B32: Final = 1044
     """``vcvtdq2ps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2DQ_XMM_XMMM128: Final = 696
+    VEX_VCVTPS2DQ_XMM_XMMM128: Final = 1045
     """``vcvtps2dq W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTPS2DQ_YMM_YMMM256: Final = 697
+    VEX_VCVTPS2DQ_YMM_YMMM256: Final = 1046
     """``vcvtps2dq W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER: Final = 698
+    EVEX_VCVTPS2DQ_ZMM_K1Z_ZMMM512B32_ER: Final = 1047
     """``vcvtps2dq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32: Final = 699
+    EVEX_VCVTPS2DQ_XMM_K1Z_XMMM128B32: Final = 1048
     """``vcvtps2dq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32: Final = 700
+    EVEX_VCVTPS2DQ_YMM_K1Z_YMMM256B32: Final = 1049
     """``vcvtps2dq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTTPS2DQ_XMM_XMMM128: Final = 701
+    VEX_VCVTTPS2DQ_XMM_XMMM128: Final = 1050
     """``vcvttps2dq W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 5B /r`` (AVX)"""
-    VEX_VCVTTPS2DQ_YMM_YMMM256: Final = 702
+    VEX_VCVTTPS2DQ_YMM_YMMM256: Final = 1051
     """``vcvttps2dq W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 5B /r`` (AVX)"""
-    EVEX_VCVTTPS2DQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 703
+    EVEX_VCVTTPS2DQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 1052
     """``vcvttps2dq W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 5B /r`` (AVX512F)"""
-    EVEX_VCVTTPS2DQ_XMM_K1Z_XMMM128B32: Final = 704
+    EVEX_VCVTTPS2DQ_XMM_K1Z_XMMM128B32: Final = 1053
     """``vcvttps2dq W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32: Final = 705
+    EVEX_VCVTTPS2DQ_YMM_K1Z_YMMM256B32: Final = 1054
     """``vcvttps2dq W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 5B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTDQ2PD_XMM_XMMM64: Final = 706
+    VEX_VCVTDQ2PD_XMM_XMMM64: Final = 1055
     """``vcvtdq2pd W:xmm, R:xmm/m64`` ``VEX.128.F3.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTDQ2PD_YMM_XMMM128: Final = 707
+    VEX_VCVTDQ2PD_YMM_XMMM128: Final = 1056
     """``vcvtdq2pd W:ymm, R:xmm/m128`` ``VEX.256.F3.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 708
+    EVEX_VCVTDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 1057
     """``vcvtdq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 E6 /r`` (AVX512F)"""
-    EVEX_VCVTDQ2PD_XMM_K1Z_XMMM64B32: Final = 709
+    EVEX_VCVTDQ2PD_XMM_K1Z_XMMM64B32: Final = 1058
     """``vcvtdq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32: Final = 710
+    EVEX_VCVTDQ2PD_YMM_K1Z_XMMM128B32: Final = 1059
     """``vcvtdq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTTPD2DQ_XMM_XMMM128: Final = 711
+    VEX_VCVTTPD2DQ_XMM_XMMM128: Final = 1060
     """``vcvttpd2dq W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTTPD2DQ_XMM_YMMM256: Final = 712
+    VEX_VCVTTPD2DQ_XMM_YMMM256: Final = 1061
     """``vcvttpd2dq W:xmm, R:ymm/m256`` ``VEX.256.66.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE: Final = 713
+    EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE: Final = 1062
     """``vcvttpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.66.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2DQ_XMM_K1Z_XMMM128B64: Final = 714
+    EVEX_VCVTTPD2DQ_XMM_K1Z_XMMM128B64: Final = 1063
     """``vcvttpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64: Final = 715
+    EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64: Final = 1064
     """``vcvttpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.66.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2PD_XMM_XMMM64: Final = 716
+    VEX_VCVTPS2PD_XMM_XMMM64: Final = 1065
     """``vcvtps2pd W:xmm, R:xmm/m64`` ``VEX.128.0F.WIG 5A /r`` (AVX)"""
-    VEX_VCVTPS2PD_YMM_XMMM128: Final = 717
+    VEX_VCVTPS2PD_YMM_XMMM128: Final = 1066
     """``vcvtps2pd W:ymm, R:xmm/m128`` ``VEX.256.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTPS2PD_ZMM_K1Z_YMMM256B32_SAE: Final = 718
+    EVEX_VCVTPS2PD_ZMM_K1Z_YMMM256B32_SAE: Final = 1067
     """``vcvtps2pd W:zmm, R:ymm/m256`` ``EVEX.512.0F.W0 5A /r`` (AVX512F)"""
-    EVEX_VCVTPS2PD_XMM_K1Z_XMMM64B32: Final = 719
+    EVEX_VCVTPS2PD_XMM_K1Z_XMMM64B32: Final = 1068
     """``vcvtps2pd W:xmm, R:xmm/m64`` ``EVEX.128.0F.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32: Final = 720
+    EVEX_VCVTPS2PD_YMM_K1Z_XMMM128B32: Final = 1069
     """``vcvtps2pd W:ymm, R:xmm/m128`` ``EVEX.256.0F.W0 5A /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPD2PS_XMM_XMMM128: Final = 721
+    VEX_VCVTPD2PS_XMM_XMMM128: Final = 1070
     """``vcvtpd2ps W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5A /r`` (AVX)"""
-    VEX_VCVTPD2PS_XMM_YMMM256: Final = 722
+    VEX_VCVTPD2PS_XMM_YMMM256: Final = 1071
     """``vcvtpd2ps W:xmm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER: Final = 723
+    EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER: Final = 1072
     """``vcvtpd2ps W:ymm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5A /r`` (AVX512F)"""
-    EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64: Final = 724
+    EVEX_VCVTPD2PS_XMM_K1Z_XMMM128B64: Final = 1073
     """``vcvtpd2ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64: Final = 725
+    EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64: Final = 1074
     """``vcvtpd2ps W:xmm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5A /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPH2PS_XMM_XMMM64: Final = 726
+    VEX_VCVTPH2PS_XMM_XMMM64: Final = 1075
     """``vcvtph2ps W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.W0 13 /r`` (F16C)"""
-    VEX_VCVTPH2PS_YMM_XMMM128: Final = 727
+    VEX_VCVTPH2PS_YMM_XMMM128: Final = 1076
     """``vcvtph2ps W:ymm, R:xmm/m128`` ``VEX.256.66.0F38.W0 13 /r`` (F16C)"""
-    EVEX_VCVTPH2PS_ZMM_K1Z_YMMM256_SAE: Final = 728
+    EVEX_VCVTPH2PS_ZMM_K1Z_YMMM256_SAE: Final = 1077
     """``vcvtph2ps W:zmm, R:ymm/m256`` ``EVEX.512.66.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VCVTPH2PS_XMM_K1Z_XMMM64: Final = 729
+    EVEX_VCVTPH2PS_XMM_K1Z_XMMM64: Final = 1078
     """``vcvtph2ps W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128: Final = 730
+    EVEX_VCVTPH2PS_YMM_K1Z_XMMM128: Final = 1079
     """``vcvtph2ps W:ymm, R:xmm/m128`` ``EVEX.256.66.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTPS2PH_XMMM64_XMM_IMM8: Final = 731
+    VEX_VCVTPS2PH_XMMM64_XMM_IMM8: Final = 1080
     """``vcvtps2ph W:xmm/m64, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 1D /r ib`` (F16C)"""
-    VEX_VCVTPS2PH_XMMM128_YMM_IMM8: Final = 732
+    VEX_VCVTPS2PH_XMMM128_YMM_IMM8: Final = 1081
     """``vcvtps2ph W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 1D /r ib`` (F16C)"""
-    EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE: Final = 733
+    EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE: Final = 1082
     """``vcvtps2ph W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1D /r ib`` (AVX512F)"""
-    EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8: Final = 734
+    EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8: Final = 1083
     """``vcvtps2ph W:xmm/m64, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 1D /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8: Final = 735
+    EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8: Final = 1084
     """``vcvtps2ph W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 1D /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SD_XMM_XMM_XMMM32: Final = 736
+    VEX_VCVTSS2SD_XMM_XMM_XMMM32: Final = 1085
     """``vcvtss2sd W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE: Final = 737
+    EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE: Final = 1086
     """``vcvtss2sd W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5A /r`` (AVX512F)"""
-    VEX_VCVTSD2SS_XMM_XMM_XMMM64: Final = 738
+    VEX_VCVTSD2SS_XMM_XMM_XMMM64: Final = 1087
     """``vcvtsd2ss W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5A /r`` (AVX)"""
-    EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER: Final = 739
+    EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER: Final = 1088
     """``vcvtsd2ss W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5A /r`` (AVX512F)"""
-    VEX_VCVTSI2SS_XMM_XMM_RM32: Final = 740
+    VEX_VCVTSI2SS_XMM_XMM_RM32: Final = 1089
     """``vcvtsi2ss W:xmm, R:xmm, R:r32/m32`` ``VEX.LIG.F3.0F.W0 2A /r`` (AVX)"""
-    VEX_VCVTSI2SS_XMM_XMM_RM64: Final = 741
+    VEX_VCVTSI2SS_XMM_XMM_RM64: Final = 1090
     """``vcvtsi2ss W:xmm, R:xmm, R:r64/m64`` ``VEX.LIG.F3.0F.W1 2A /r`` (AVX)"""
-    EVEX_VCVTSI2SS_XMM_XMM_RM32_ER: Final = 742
+    EVEX_VCVTSI2SS_XMM_XMM_RM32_ER: Final = 1091
     """``vcvtsi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 2A /r`` (AVX512F)"""
-    EVEX_VCVTSI2SS_XMM_XMM_RM64_ER: Final = 743
+    EVEX_VCVTSI2SS_XMM_XMM_RM64_ER: Final = 1092
     """``vcvtsi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 2A /r`` (AVX512F)"""
-    VEX_VCVTSI2SD_XMM_XMM_RM32: Final = 744
+    VEX_VCVTSI2SD_XMM_XMM_RM32: Final = 1093
     """``vcvtsi2sd W:xmm, R:xmm, R:r32/m32`` ``VEX.LIG.F2.0F.W0 2A /r`` (AVX)"""
-    VEX_VCVTSI2SD_XMM_XMM_RM64: Final = 745
+    VEX_VCVTSI2SD_XMM_XMM_RM64: Final = 1094
     """``vcvtsi2sd W:xmm, R:xmm, R:r64/m64`` ``VEX.LIG.F2.0F.W1 2A /r`` (AVX)"""
-    EVEX_VCVTSI2SD_XMM_XMM_RM32_ER: Final = 746
+    EVEX_VCVTSI2SD_XMM_XMM_RM32_ER: Final = 1095
     """``vcvtsi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 2A /r`` (AVX512F)"""
-    EVEX_VCVTSI2SD_XMM_XMM_RM64_ER: Final = 747
+    EVEX_VCVTSI2SD_XMM_XMM_RM64_ER: Final = 1096
     """``vcvtsi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 2A /r`` (AVX512F)"""
-    VEX_VCVTTSS2SI_R32_XMMM32: Final = 748
+    VEX_VCVTTSS2SI_R32_XMMM32: Final = 1097
     """``vcvttss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2C /r`` (AVX)"""
-    VEX_VCVTTSS2SI_R64_XMMM32: Final = 749
+    VEX_VCVTTSS2SI_R64_XMMM32: Final = 1098
     """``vcvttss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2C /r`` (AVX)"""
-    EVEX_VCVTTSS2SI_R32_XMMM32_SAE: Final = 750
+    EVEX_VCVTTSS2SI_R32_XMMM32_SAE: Final = 1099
     """``vcvttss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2C /r`` (AVX512F)"""
-    EVEX_VCVTTSS2SI_R64_XMMM32_SAE: Final = 751
+    EVEX_VCVTTSS2SI_R64_XMMM32_SAE: Final = 1100
     """``vcvttss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2C /r`` (AVX512F)"""
-    VEX_VCVTTSD2SI_R32_XMMM64: Final = 752
+    VEX_VCVTTSD2SI_R32_XMMM64: Final = 1101
     """``vcvttsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2C /r`` (AVX)"""
-    VEX_VCVTTSD2SI_R64_XMMM64: Final = 753
+    VEX_VCVTTSD2SI_R64_XMMM64: Final = 1102
     """``vcvttsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2C /r`` (AVX)"""
-    EVEX_VCVTTSD2SI_R32_XMMM64_SAE: Final = 754
+    EVEX_VCVTTSD2SI_R32_XMMM64_SAE: Final = 1103
     """``vcvttsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2C /r`` (AVX512F)"""
-    EVEX_VCVTTSD2SI_R64_XMMM64_SAE: Final = 755
+    EVEX_VCVTTSD2SI_R64_XMMM64_SAE: Final = 1104
     """``vcvttsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2C /r`` (AVX512F)"""
-    VEX_VUCOMISS_XMM_XMMM32: Final = 756
+    VEX_VUCOMISS_XMM_XMMM32: Final = 1105
     """``vucomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2E /r`` (AVX)"""
-    EVEX_VUCOMISS_XMM_XMMM32_SAE: Final = 757
+    EVEX_VUCOMISS_XMM_XMMM32_SAE: Final = 1106
     """``vucomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2E /r`` (AVX512F)"""
-    VEX_VUCOMISD_XMM_XMMM64: Final = 758
+    VEX_VUCOMISD_XMM_XMMM64: Final = 1107
     """``vucomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2E /r`` (AVX)"""
-    EVEX_VUCOMISD_XMM_XMMM64_SAE: Final = 759
+    EVEX_VUCOMISD_XMM_XMMM64_SAE: Final = 1108
     """``vucomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2E /r`` (AVX512F)"""
-    VEX_VCMPSS_XMM_XMM_XMMM32_IMM8: Final = 760
+    VEX_VCMPSS_XMM_XMM_XMMM32_IMM8: Final = 1109
     """``vcmpss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.LIG.F3.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE: Final = 761
+    EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE: Final = 1110
     """``vcmpss W:k, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.F3.0F.W0 C2 /r ib`` (AVX512F)"""
-    VEX_VCMPSD_XMM_XMM_XMMM64_IMM8: Final = 762
+    VEX_VCMPSD_XMM_XMM_XMMM64_IMM8: Final = 1111
     """``vcmpsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``VEX.LIG.F2.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE: Final = 763
+    EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE: Final = 1112
     """``vcmpsd W:k, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.F2.0F.W1 C2 /r ib`` (AVX512F)"""
-    VEX_VCMPPS_XMM_XMM_XMMM128_IMM8: Final = 764
+    VEX_VCMPPS_XMM_XMM_XMMM128_IMM8: Final = 1113
     """``vcmpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.0F.WIG C2 /r ib`` (AVX)"""
-    VEX_VCMPPS_YMM_YMM_YMMM256_IMM8: Final = 765
+    VEX_VCMPPS_YMM_YMM_YMMM256_IMM8: Final = 1114
     """``vcmpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE: Final = 766
+    EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE: Final = 1115
     """``vcmpps W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F.W0 C2 /r ib`` (AVX512F)"""
-    EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8: Final = 767
+    EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8: Final = 1116
     """``vcmpps W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F.W0 C2 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8: Final = 768
+    EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8: Final = 1117
     """``vcmpps W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F.W0 C2 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VCMPPD_XMM_XMM_XMMM128_IMM8: Final = 769
+    VEX_VCMPPD_XMM_XMM_XMMM128_IMM8: Final = 1118
     """``vcmppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG C2 /r ib`` (AVX)"""
-    VEX_VCMPPD_YMM_YMM_YMMM256_IMM8: Final = 770
+    VEX_VCMPPD_YMM_YMM_YMMM256_IMM8: Final = 1119
     """``vcmppd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG C2 /r ib`` (AVX)"""
-    EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE: Final = 771
+    EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE: Final = 1120
     """``vcmppd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 C2 /r ib`` (AVX512F)"""
-    EVEX_VCMPPD_KR_K1_XMM_XMMM128B64_IMM8: Final = 772
+    EVEX_VCMPPD_KR_K1_XMM_XMMM128B64_IMM8: Final = 1121
     """``vcmppd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 C2 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8: Final = 773
+    EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8: Final = 1122
     """``vcmppd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 C2 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPEQB_XMM_XMM_XMMM128: Final = 774
+    VEX_VPCMPEQB_XMM_XMM_XMMM128: Final = 1123
     """``vpcmpeqb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 74 /r`` (AVX)"""
-    VEX_VPCMPEQB_YMM_YMM_YMMM256: Final = 775
+    VEX_VPCMPEQB_YMM_YMM_YMMM256: Final = 1124
     """``vpcmpeqb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 74 /r`` (AVX2)"""
-    EVEX_VPCMPEQB_KR_K1_XMM_XMMM128: Final = 776
+    EVEX_VPCMPEQB_KR_K1_XMM_XMMM128: Final = 1125
     """``vpcmpeqb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 74 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQB_KR_K1_YMM_YMMM256: Final = 777
+    EVEX_VPCMPEQB_KR_K1_YMM_YMMM256: Final = 1126
     """``vpcmpeqb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 74 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512: Final = 778
+    EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512: Final = 1127
     """``vpcmpeqb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 74 /r`` (AVX512BW)"""
-    VEX_VPCMPEQW_XMM_XMM_XMMM128: Final = 779
+    VEX_VPCMPEQW_XMM_XMM_XMMM128: Final = 1128
     """``vpcmpeqw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 75 /r`` (AVX)"""
-    VEX_VPCMPEQW_YMM_YMM_YMMM256: Final = 780
+    VEX_VPCMPEQW_YMM_YMM_YMMM256: Final = 1129
     """``vpcmpeqw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 75 /r`` (AVX2)"""
-    EVEX_VPCMPEQW_KR_K1_XMM_XMMM128: Final = 781
+    EVEX_VPCMPEQW_KR_K1_XMM_XMMM128: Final = 1130
     """``vpcmpeqw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQW_KR_K1_YMM_YMMM256: Final = 782
+    EVEX_VPCMPEQW_KR_K1_YMM_YMMM256: Final = 1131
     """``vpcmpeqw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512: Final = 783
+    EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512: Final = 1132
     """``vpcmpeqw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 75 /r`` (AVX512BW)"""
-    VEX_VPCMPEQD_XMM_XMM_XMMM128: Final = 784
+    VEX_VPCMPEQD_XMM_XMM_XMMM128: Final = 1133
     """``vpcmpeqd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 76 /r`` (AVX)"""
-    VEX_VPCMPEQD_YMM_YMM_YMMM256: Final = 785
+    VEX_VPCMPEQD_YMM_YMM_YMMM256: Final = 1134
     """``vpcmpeqd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 76 /r`` (AVX2)"""
-    EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32: Final = 786
+    EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32: Final = 1135
     """``vpcmpeqd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 76 /r`` (AVX512F)"""
-    EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32: Final = 787
+    EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32: Final = 1136
     """``vpcmpeqd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32: Final = 788
+    EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32: Final = 1137
     """``vpcmpeqd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 76 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPEQQ_XMM_XMM_XMMM128: Final = 789
+    VEX_VPCMPEQQ_XMM_XMM_XMMM128: Final = 1138
     """``vpcmpeqq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 29 /r`` (AVX)"""
-    VEX_VPCMPEQQ_YMM_YMM_YMMM256: Final = 790
+    VEX_VPCMPEQQ_YMM_YMM_YMMM256: Final = 1139
     """``vpcmpeqq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 29 /r`` (AVX2)"""
-    EVEX_VPCMPEQQ_KR_K1_ZMM_ZMMM512B64: Final = 791
+    EVEX_VPCMPEQQ_KR_K1_ZMM_ZMMM512B64: Final = 1140
     """``vpcmpeqq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 29 /r`` (AVX512F)"""
-    EVEX_VPCMPEQQ_KR_K1_XMM_XMMM128B64: Final = 792
+    EVEX_VPCMPEQQ_KR_K1_XMM_XMMM128B64: Final = 1141
     """``vpcmpeqq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 29 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64: Final = 793
+    EVEX_VPCMPEQQ_KR_K1_YMM_YMMM256B64: Final = 1142
     """``vpcmpeqq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 29 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPGTB_XMM_XMM_XMMM128: Final = 794
+    VEX_VPCMPGTB_XMM_XMM_XMMM128: Final = 1143
     """``vpcmpgtb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 64 /r`` (AVX)"""
-    VEX_VPCMPGTB_YMM_YMM_YMMM256: Final = 795
+    VEX_VPCMPGTB_YMM_YMM_YMMM256: Final = 1144
     """``vpcmpgtb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 64 /r`` (AVX2)"""
-    EVEX_VPCMPGTB_KR_K1_XMM_XMMM128: Final = 796
+    EVEX_VPCMPGTB_KR_K1_XMM_XMMM128: Final = 1145
     """``vpcmpgtb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 64 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTB_KR_K1_YMM_YMMM256: Final = 797
+    EVEX_VPCMPGTB_KR_K1_YMM_YMMM256: Final = 1146
     """``vpcmpgtb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 64 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512: Final = 798
+    EVEX_VPCMPGTB_KR_K1_ZMM_ZMMM512: Final = 1147
     """``vpcmpgtb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 64 /r`` (AVX512BW)"""
-    VEX_VPCMPGTW_XMM_XMM_XMMM128: Final = 799
+    VEX_VPCMPGTW_XMM_XMM_XMMM128: Final = 1148
     """``vpcmpgtw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 65 /r`` (AVX)"""
-    VEX_VPCMPGTW_YMM_YMM_YMMM256: Final = 800
+    VEX_VPCMPGTW_YMM_YMM_YMMM256: Final = 1149
     """``vpcmpgtw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 65 /r`` (AVX2)"""
-    EVEX_VPCMPGTW_KR_K1_XMM_XMMM128: Final = 801
+    EVEX_VPCMPGTW_KR_K1_XMM_XMMM128: Final = 1150
     """``vpcmpgtw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 65 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTW_KR_K1_YMM_YMMM256: Final = 802
+    EVEX_VPCMPGTW_KR_K1_YMM_YMMM256: Final = 1151
     """``vpcmpgtw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 65 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512: Final = 803
+    EVEX_VPCMPGTW_KR_K1_ZMM_ZMMM512: Final = 1152
     """``vpcmpgtw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 65 /r`` (AVX512BW)"""
-    VEX_VPCMPGTD_XMM_XMM_XMMM128: Final = 804
+    VEX_VPCMPGTD_XMM_XMM_XMMM128: Final = 1153
     """``vpcmpgtd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 66 /r`` (AVX)"""
-    VEX_VPCMPGTD_YMM_YMM_YMMM256: Final = 805
+    VEX_VPCMPGTD_YMM_YMM_YMMM256: Final = 1154
     """``vpcmpgtd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 66 /r`` (AVX2)"""
-    EVEX_VPCMPGTD_KR_K1_ZMM_ZMMM512B32: Final = 806
+    EVEX_VPCMPGTD_KR_K1_ZMM_ZMMM512B32: Final = 1155
     """``vpcmpgtd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 66 /r`` (AVX512F)"""
-    EVEX_VPCMPGTD_KR_K1_XMM_XMMM128B32: Final = 807
+    EVEX_VPCMPGTD_KR_K1_XMM_XMMM128B32: Final = 1156
     """``vpcmpgtd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 66 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32: Final = 808
+    EVEX_VPCMPGTD_KR_K1_YMM_YMMM256B32: Final = 1157
     """``vpcmpgtd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 66 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPCMPGTQ_XMM_XMM_XMMM128: Final = 809
+    VEX_VPCMPGTQ_XMM_XMM_XMMM128: Final = 1158
     """``vpcmpgtq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 37 /r`` (AVX)"""
-    VEX_VPCMPGTQ_YMM_YMM_YMMM256: Final = 810
+    VEX_VPCMPGTQ_YMM_YMM_YMMM256: Final = 1159
     """``vpcmpgtq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 37 /r`` (AVX2)"""
-    EVEX_VPCMPGTQ_KR_K1_ZMM_ZMMM512B64: Final = 811
+    EVEX_VPCMPGTQ_KR_K1_ZMM_ZMMM512B64: Final = 1160
     """``vpcmpgtq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 37 /r`` (AVX512F)"""
-    EVEX_VPCMPGTQ_KR_K1_XMM_XMMM128B64: Final = 812
+    EVEX_VPCMPGTQ_KR_K1_XMM_XMMM128B64: Final = 1161
     """``vpcmpgtq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 37 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64: Final = 813
+    EVEX_VPCMPGTQ_KR_K1_YMM_YMMM256B64: Final = 1162
     """``vpcmpgtq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 37 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM: Final = 814
+    VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM: Final = 1163
     """``vpblendvb W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4C /r /is4`` (AVX)"""
-    VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM: Final = 815
+    VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM: Final = 1164
     """``vpblendvb W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4C /r /is4`` (AVX2)"""
-    VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM: Final = 816
+    VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM: Final = 1165
     """``vblendvps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4A /r /is4`` (AVX)"""
-    VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM: Final = 817
+    VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM: Final = 1166
     """``vblendvps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4A /r /is4`` (AVX)"""
-    VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM: Final = 818
+    VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM: Final = 1167
     """``vblendvpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 4B /r /is4`` (AVX)"""
-    VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM: Final = 819
+    VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM: Final = 1168
     """``vblendvpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 4B /r /is4`` (AVX)"""
-    VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8: Final = 820
+    VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8: Final = 1169
     """``vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.0F.WIG C6 /r ib`` (AVX)"""
-    VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8: Final = 821
+    VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8: Final = 1170
     """``vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.0F.WIG C6 /r ib`` (AVX)"""
-    EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 822
+    EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 1171
     """``vshufps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F.W0 C6 /r ib`` (AVX512F)"""
-    EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 823
+    EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 1172
     """``vshufps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F.W0 C6 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 824
+    EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 1173
     """``vshufps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F.W0 C6 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8: Final = 825
+    VEX_VSHUFPD_XMM_XMM_XMMM128_IMM8: Final = 1174
     """``vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG C6 /r ib`` (AVX)"""
-    VEX_VSHUFPD_YMM_YMM_YMMM256_IMM8: Final = 826
+    VEX_VSHUFPD_YMM_YMM_YMMM256_IMM8: Final = 1175
     """``vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG C6 /r ib`` (AVX)"""
-    EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 827
+    EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 1176
     """``vshufpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 C6 /r ib`` (AVX512F)"""
-    EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 828
+    EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 1177
     """``vshufpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 C6 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 829
+    EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 1178
     """``vshufpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 C6 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 830
+    VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 1179
     """``vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.128.66.0F3A.WIG 21 /r ib`` (AVX)"""
-    EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 831
+    EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8: Final = 1180
     """``vinsertps W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.128.66.0F3A.W0 21 /r ib`` (AVX512F)"""
-    VEX_VPSRLDQ_XMM_XMM_IMM8: Final = 832
+    VEX_VPSRLDQ_XMM_XMM_IMM8: Final = 1181
     """``vpsrldq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /3 ib`` (AVX)"""
-    VEX_VPSRLDQ_YMM_YMM_IMM8: Final = 833
+    VEX_VPSRLDQ_YMM_YMM_IMM8: Final = 1182
     """``vpsrldq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /3 ib`` (AVX2)"""
-    EVEX_VPSRLDQ_XMM_XMMM128_IMM8: Final = 834
+    EVEX_VPSRLDQ_XMM_XMMM128_IMM8: Final = 1183
     """``vpsrldq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 73 /3 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLDQ_YMM_YMMM256_IMM8: Final = 835
+    EVEX_VPSRLDQ_YMM_YMMM256_IMM8: Final = 1184
     """``vpsrldq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 73 /3 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8: Final = 836
+    EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8: Final = 1185
     """``vpsrldq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 73 /3 ib`` (AVX512BW)"""
-    VEX_VPSLLDQ_XMM_XMM_IMM8: Final = 837
+    VEX_VPSLLDQ_XMM_XMM_IMM8: Final = 1186
     """``vpslldq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /7 ib`` (AVX)"""
-    VEX_VPSLLDQ_YMM_YMM_IMM8: Final = 838
+    VEX_VPSLLDQ_YMM_YMM_IMM8: Final = 1187
     """``vpslldq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /7 ib`` (AVX2)"""
-    EVEX_VPSLLDQ_XMM_XMMM128_IMM8: Final = 839
+    EVEX_VPSLLDQ_XMM_XMMM128_IMM8: Final = 1188
     """``vpslldq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 73 /7 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLDQ_YMM_YMMM256_IMM8: Final = 840
+    EVEX_VPSLLDQ_YMM_YMMM256_IMM8: Final = 1189
     """``vpslldq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 73 /7 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8: Final = 841
+    EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8: Final = 1190
     """``vpslldq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 73 /7 ib`` (AVX512BW)"""
-    VEX_VPEXTRB_R32M8_XMM_IMM8: Final = 842
+    VEX_VPEXTRB_R32M8_XMM_IMM8: Final = 1191
     """``vpextrb W:r32/m8, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 14 /r ib`` (AVX)"""
-    VEX_VPEXTRB_R64M8_XMM_IMM8: Final = 843
+    VEX_VPEXTRB_R64M8_XMM_IMM8: Final = 1192
     """``vpextrb W:r64/m8, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 14 /r ib`` (AVX)"""
-    EVEX_VPEXTRB_R32M8_XMM_IMM8: Final = 844
+    EVEX_VPEXTRB_R32M8_XMM_IMM8: Final = 1193
     """``vpextrb W:r32/m8, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 14 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRB_R64M8_XMM_IMM8: Final = 845
+    EVEX_VPEXTRB_R64M8_XMM_IMM8: Final = 1194
     """``vpextrb W:r64/m8, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 14 /r ib`` (AVX512BW)"""
-    VEX_VPEXTRW_R32M16_XMM_IMM8: Final = 846
+    VEX_VPEXTRW_R32M16_XMM_IMM8: Final = 1195
     """``vpextrw W:r32/m16, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 15 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R64M16_XMM_IMM8: Final = 847
+    VEX_VPEXTRW_R64M16_XMM_IMM8: Final = 1196
     """``vpextrw W:r64/m16, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 15 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R32_XMM_IMM8: Final = 848
+    VEX_VPEXTRW_R32_XMM_IMM8: Final = 1197
     """``vpextrw W:r32, R:xmm, R:imm8`` ``VEX.128.66.0F.W0 C5 /r ib`` (AVX)"""
-    VEX_VPEXTRW_R64_XMM_IMM8: Final = 849
+    VEX_VPEXTRW_R64_XMM_IMM8: Final = 1198
     """``vpextrw W:r64, R:xmm, R:imm8`` ``VEX.128.66.0F.W1 C5 /r ib`` (AVX)"""
-    EVEX_VPEXTRW_R32_XMM_IMM8: Final = 850
+    EVEX_VPEXTRW_R32_XMM_IMM8: Final = 1199
     """``vpextrw W:r32, R:xmm, R:imm8`` ``EVEX.128.66.0F.W0 C5 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R64_XMM_IMM8: Final = 851
+    EVEX_VPEXTRW_R64_XMM_IMM8: Final = 1200
     """``vpextrw W:r64, R:xmm, R:imm8`` ``EVEX.128.66.0F.W1 C5 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R32M16_XMM_IMM8: Final = 852
+    EVEX_VPEXTRW_R32M16_XMM_IMM8: Final = 1201
     """``vpextrw W:r32/m16, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 15 /r ib`` (AVX512BW)"""
-    EVEX_VPEXTRW_R64M16_XMM_IMM8: Final = 853
+    EVEX_VPEXTRW_R64M16_XMM_IMM8: Final = 1202
     """``vpextrw W:r64/m16, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 15 /r ib`` (AVX512BW)"""
-    VEX_VPEXTRD_RM32_XMM_IMM8: Final = 854
+    VEX_VPEXTRD_RM32_XMM_IMM8: Final = 1203
     """``vpextrd W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 16 /r ib`` (AVX)"""
-    EVEX_VPEXTRD_RM32_XMM_IMM8: Final = 855
+    EVEX_VPEXTRD_RM32_XMM_IMM8: Final = 1204
     """``vpextrd W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 16 /r ib`` (AVX512DQ)"""
-    VEX_VPEXTRQ_RM64_XMM_IMM8: Final = 856
+    VEX_VPEXTRQ_RM64_XMM_IMM8: Final = 1205
     """``vpextrq W:r64/m64, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 16 /r ib`` (AVX)"""
-    EVEX_VPEXTRQ_RM64_XMM_IMM8: Final = 857
+    EVEX_VPEXTRQ_RM64_XMM_IMM8: Final = 1206
     """``vpextrq W:r64/m64, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 16 /r ib`` (AVX512DQ)"""
-    VEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 858
+    VEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 1207
     """``vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8`` ``VEX.128.66.0F3A.W0 20 /r ib`` (AVX)"""
-    VEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 859
+    VEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 1208
     """``vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8`` ``VEX.128.66.0F3A.W1 20 /r ib`` (AVX)"""
-    EVEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 860
+    EVEX_VPINSRB_XMM_XMM_R32M8_IMM8: Final = 1209
     """``vpinsrb W:xmm, R:xmm, R:r32/m8, R:imm8`` ``EVEX.128.66.0F3A.W0 20 /r ib`` (AVX512BW)"""
-    EVEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 861
+    EVEX_VPINSRB_XMM_XMM_R64M8_IMM8: Final = 1210
     """``vpinsrb W:xmm, R:xmm, R:r64/m8, R:imm8`` ``EVEX.128.66.0F3A.W1 20 /r ib`` (AVX512BW)"""
-    VEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 862
+    VEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 1211
     """``vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8`` ``VEX.128.66.0F.W0 C4 /r ib`` (AVX)"""
-    VEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 863
+    VEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 1212
     """``vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8`` ``VEX.128.66.0F.W1 C4 /r ib`` (AVX)"""
-    EVEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 864
+    EVEX_VPINSRW_XMM_XMM_R32M16_IMM8: Final = 1213
     """``vpinsrw W:xmm, R:xmm, R:r32/m16, R:imm8`` ``EVEX.128.66.0F.W0 C4 /r ib`` (AVX512BW)"""
-    EVEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 865
+    EVEX_VPINSRW_XMM_XMM_R64M16_IMM8: Final = 1214
     """``vpinsrw W:xmm, R:xmm, R:r64/m16, R:imm8`` ``EVEX.128.66.0F.W1 C4 /r ib`` (AVX512BW)"""
-    VEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 866
+    VEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 1215
     """``vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8`` ``VEX.128.66.0F3A.W0 22 /r ib`` (AVX)"""
-    EVEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 867
+    EVEX_VPINSRD_XMM_XMM_RM32_IMM8: Final = 1216
     """``vpinsrd W:xmm, R:xmm, R:r32/m32, R:imm8`` ``EVEX.128.66.0F3A.W0 22 /r ib`` (AVX512DQ)"""
-    VEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 868
+    VEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 1217
     """``vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8`` ``VEX.128.66.0F3A.W1 22 /r ib`` (AVX)"""
-    EVEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 869
+    EVEX_VPINSRQ_XMM_XMM_RM64_IMM8: Final = 1218
     """``vpinsrq W:xmm, R:xmm, R:r64/m64, R:imm8`` ``EVEX.128.66.0F3A.W1 22 /r ib`` (AVX512DQ)"""
-    VEX_VPBROADCASTB_XMM_XMMM8: Final = 870
+    VEX_VPBROADCASTB_XMM_XMMM8: Final = 1219
     """``vpbroadcastb W:xmm, R:xmm/m8`` ``VEX.128.66.0F38.W0 78 /r`` (AVX2)"""
-    VEX_VPBROADCASTB_YMM_XMMM8: Final = 871
+    VEX_VPBROADCASTB_YMM_XMMM8: Final = 1220
     """``vpbroadcastb W:ymm, R:xmm/m8`` ``VEX.256.66.0F38.W0 78 /r`` (AVX2)"""
-    EVEX_VPBROADCASTB_XMM_K1Z_XMMM8: Final = 872
+    EVEX_VPBROADCASTB_XMM_K1Z_XMMM8: Final = 1221
     """``vpbroadcastb W:xmm, R:xmm/m8`` ``EVEX.128.66.0F38.W0 78 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_YMM_K1Z_XMMM8: Final = 873
+    EVEX_VPBROADCASTB_YMM_K1Z_XMMM8: Final = 1222
     """``vpbroadcastb W:ymm, R:xmm/m8`` ``EVEX.256.66.0F38.W0 78 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_ZMM_K1Z_XMMM8: Final = 874
+    EVEX_VPBROADCASTB_ZMM_K1Z_XMMM8: Final = 1223
     """``vpbroadcastb W:zmm, R:xmm/m8`` ``EVEX.512.66.0F38.W0 78 /r`` (AVX512BW)"""
-    EVEX_VPBROADCASTB_XMM_K1Z_R32: Final = 875
+    EVEX_VPBROADCASTB_XMM_K1Z_R32: Final = 1224
     """``vpbroadcastb W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_YMM_K1Z_R32: Final = 876
+    EVEX_VPBROADCASTB_YMM_K1Z_R32: Final = 1225
     """``vpbroadcastb W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTB_ZMM_K1Z_R32: Final = 877
+    EVEX_VPBROADCASTB_ZMM_K1Z_R32: Final = 1226
     """``vpbroadcastb W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7A /r`` (AVX512BW)"""
-    VEX_VPBROADCASTW_XMM_XMMM16: Final = 878
+    VEX_VPBROADCASTW_XMM_XMMM16: Final = 1227
     """``vpbroadcastw W:xmm, R:xmm/m16`` ``VEX.128.66.0F38.W0 79 /r`` (AVX2)"""
-    VEX_VPBROADCASTW_YMM_XMMM16: Final = 879
+    VEX_VPBROADCASTW_YMM_XMMM16: Final = 1228
     """``vpbroadcastw W:ymm, R:xmm/m16`` ``VEX.256.66.0F38.W0 79 /r`` (AVX2)"""
-    EVEX_VPBROADCASTW_XMM_K1Z_XMMM16: Final = 880
+    EVEX_VPBROADCASTW_XMM_K1Z_XMMM16: Final = 1229
     """``vpbroadcastw W:xmm, R:xmm/m16`` ``EVEX.128.66.0F38.W0 79 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_YMM_K1Z_XMMM16: Final = 881
+    EVEX_VPBROADCASTW_YMM_K1Z_XMMM16: Final = 1230
     """``vpbroadcastw W:ymm, R:xmm/m16`` ``EVEX.256.66.0F38.W0 79 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16: Final = 882
+    EVEX_VPBROADCASTW_ZMM_K1Z_XMMM16: Final = 1231
     """``vpbroadcastw W:zmm, R:xmm/m16`` ``EVEX.512.66.0F38.W0 79 /r`` (AVX512BW)"""
-    EVEX_VPBROADCASTW_XMM_K1Z_R32: Final = 883
+    EVEX_VPBROADCASTW_XMM_K1Z_R32: Final = 1232
     """``vpbroadcastw W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_YMM_K1Z_R32: Final = 884
+    EVEX_VPBROADCASTW_YMM_K1Z_R32: Final = 1233
     """``vpbroadcastw W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBROADCASTW_ZMM_K1Z_R32: Final = 885
+    EVEX_VPBROADCASTW_ZMM_K1Z_R32: Final = 1234
     """``vpbroadcastw W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7B /r`` (AVX512BW)"""
-    VEX_VPBROADCASTD_XMM_XMMM32: Final = 886
+    VEX_VPBROADCASTD_XMM_XMMM32: Final = 1235
     """``vpbroadcastd W:xmm, R:xmm/m32`` ``VEX.128.66.0F38.W0 58 /r`` (AVX2)"""
-    VEX_VPBROADCASTD_YMM_XMMM32: Final = 887
+    VEX_VPBROADCASTD_YMM_XMMM32: Final = 1236
     """``vpbroadcastd W:ymm, R:xmm/m32`` ``VEX.256.66.0F38.W0 58 /r`` (AVX2)"""
-    EVEX_VPBROADCASTD_ZMM_K1Z_XMMM32: Final = 888
+    EVEX_VPBROADCASTD_ZMM_K1Z_XMMM32: Final = 1237
     """``vpbroadcastd W:zmm, R:xmm/m32`` ``EVEX.512.66.0F38.W0 58 /r`` (AVX512F)"""
-    EVEX_VPBROADCASTD_ZMM_K1Z_R32: Final = 889
+    EVEX_VPBROADCASTD_ZMM_K1Z_R32: Final = 1238
     """``vpbroadcastd W:zmm, R:r32`` ``EVEX.512.66.0F38.W0 7C /r`` (AVX512F)"""
-    EVEX_VPBROADCASTD_XMM_K1Z_XMMM32: Final = 890
+    EVEX_VPBROADCASTD_XMM_K1Z_XMMM32: Final = 1239
     """``vpbroadcastd W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_YMM_K1Z_XMMM32: Final = 891
+    EVEX_VPBROADCASTD_YMM_K1Z_XMMM32: Final = 1240
     """``vpbroadcastd W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_XMM_K1Z_R32: Final = 892
+    EVEX_VPBROADCASTD_XMM_K1Z_R32: Final = 1241
     """``vpbroadcastd W:xmm, R:r32`` ``EVEX.128.66.0F38.W0 7C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTD_YMM_K1Z_R32: Final = 893
+    EVEX_VPBROADCASTD_YMM_K1Z_R32: Final = 1242
     """``vpbroadcastd W:ymm, R:r32`` ``EVEX.256.66.0F38.W0 7C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPBROADCASTQ_XMM_XMMM64: Final = 894
+    VEX_VPBROADCASTQ_XMM_XMMM64: Final = 1243
     """``vpbroadcastq W:xmm, R:xmm/m64`` ``VEX.128.66.0F38.W0 59 /r`` (AVX2)"""
-    VEX_VPBROADCASTQ_YMM_XMMM64: Final = 895
+    VEX_VPBROADCASTQ_YMM_XMMM64: Final = 1244
     """``vpbroadcastq W:ymm, R:xmm/m64`` ``VEX.256.66.0F38.W0 59 /r`` (AVX2)"""
-    EVEX_VPBROADCASTQ_ZMM_K1Z_XMMM64: Final = 896
+    EVEX_VPBROADCASTQ_ZMM_K1Z_XMMM64: Final = 1245
     """``vpbroadcastq W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W1 59 /r`` (AVX512F)"""
-    EVEX_VPBROADCASTQ_ZMM_K1Z_R64: Final = 897
+    EVEX_VPBROADCASTQ_ZMM_K1Z_R64: Final = 1246
     """``vpbroadcastq W:zmm, R:r64`` ``EVEX.512.66.0F38.W1 7C /r`` (AVX512F)"""
-    EVEX_VPBROADCASTQ_XMM_K1Z_XMMM64: Final = 898
+    EVEX_VPBROADCASTQ_XMM_K1Z_XMMM64: Final = 1247
     """``vpbroadcastq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_YMM_K1Z_XMMM64: Final = 899
+    EVEX_VPBROADCASTQ_YMM_K1Z_XMMM64: Final = 1248
     """``vpbroadcastq W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_XMM_K1Z_R64: Final = 900
+    EVEX_VPBROADCASTQ_XMM_K1Z_R64: Final = 1249
     """``vpbroadcastq W:xmm, R:r64`` ``EVEX.128.66.0F38.W1 7C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBROADCASTQ_YMM_K1Z_R64: Final = 901
+    EVEX_VPBROADCASTQ_YMM_K1Z_R64: Final = 1250
     """``vpbroadcastq W:ymm, R:r64`` ``EVEX.256.66.0F38.W1 7C /r`` (AVX512VL+AVX512F)"""
-    VEX_VBROADCASTSS_XMM_M32: Final = 902
+    VEX_VBROADCASTSS_XMM_M32: Final = 1251
     """``vbroadcastss W:xmm, R:m32`` ``VEX.128.66.0F38.W0 18 /r`` (AVX)"""
-    VEX_VBROADCASTSS_YMM_M32: Final = 903
+    VEX_VBROADCASTSS_YMM_M32: Final = 1252
     """``vbroadcastss W:ymm, R:m32`` ``VEX.256.66.0F38.W0 18 /r`` (AVX)"""
-    VEX_VBROADCASTSS_XMM_XMM: Final = 904
+    VEX_VBROADCASTSS_XMM_XMM: Final = 1253
     """``vbroadcastss W:xmm, R:xmm`` ``VEX.128.66.0F38.W0 18 /r`` (AVX2)"""
-    VEX_VBROADCASTSS_YMM_XMM: Final = 905
+    VEX_VBROADCASTSS_YMM_XMM: Final = 1254
     """``vbroadcastss W:ymm, R:xmm`` ``VEX.256.66.0F38.W0 18 /r`` (AVX2)"""
-    EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32: Final = 906
+    EVEX_VBROADCASTSS_ZMM_K1Z_XMMM32: Final = 1255
     """``vbroadcastss W:zmm, R:xmm/m32`` ``EVEX.512.66.0F38.W0 18 /r`` (AVX512F)"""
-    EVEX_VBROADCASTSS_XMM_K1Z_XMMM32: Final = 907
+    EVEX_VBROADCASTSS_XMM_K1Z_XMMM32: Final = 1256
     """``vbroadcastss W:xmm, R:xmm/m32`` ``EVEX.128.66.0F38.W0 18 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32: Final = 908
+    EVEX_VBROADCASTSS_YMM_K1Z_XMMM32: Final = 1257
     """``vbroadcastss W:ymm, R:xmm/m32`` ``EVEX.256.66.0F38.W0 18 /r`` (AVX512VL+AVX512F)"""
-    VEX_VBROADCASTSD_YMM_M64: Final = 909
+    VEX_VBROADCASTSD_YMM_M64: Final = 1258
     """``vbroadcastsd W:ymm, R:m64`` ``VEX.256.66.0F38.W0 19 /r`` (AVX)"""
-    VEX_VBROADCASTSD_YMM_XMM: Final = 910
+    VEX_VBROADCASTSD_YMM_XMM: Final = 1259
     """``vbroadcastsd W:ymm, R:xmm`` ``VEX.256.66.0F38.W0 19 /r`` (AVX2)"""
-    EVEX_VBROADCASTSD_ZMM_K1Z_XMMM64: Final = 911
+    EVEX_VBROADCASTSD_ZMM_K1Z_XMMM64: Final = 1260
     """``vbroadcastsd W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W1 19 /r`` (AVX512F)"""
-    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64: Final = 912
+    EVEX_VBROADCASTSD_YMM_K1Z_XMMM64: Final = 1261
     """``vbroadcastsd W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W1 19 /r`` (AVX512VL+AVX512F)"""
-    VEX_VADDSS_XMM_XMM_XMMM32: Final = 913
+    VEX_VADDSS_XMM_XMM_XMMM32: Final = 1262
     """``vaddss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER: Final = 914
+    EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER: Final = 1263
     """``vaddss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 58 /r`` (AVX512F)"""
-    VEX_VADDSD_XMM_XMM_XMMM64: Final = 915
+    VEX_VADDSD_XMM_XMM_XMMM64: Final = 1264
     """``vaddsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER: Final = 916
+    EVEX_VADDSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1265
     """``vaddsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 58 /r`` (AVX512F)"""
-    VEX_VADDPS_XMM_XMM_XMMM128: Final = 917
+    VEX_VADDPS_XMM_XMM_XMMM128: Final = 1266
     """``vaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 58 /r`` (AVX)"""
-    VEX_VADDPS_YMM_YMM_YMMM256: Final = 918
+    VEX_VADDPS_YMM_YMM_YMMM256: Final = 1267
     """``vaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32: Final = 919
+    EVEX_VADDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1268
     """``vaddps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32: Final = 920
+    EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1269
     """``vaddps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 921
+    EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1270
     """``vaddps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 58 /r`` (AVX512F)"""
-    VEX_VADDPD_XMM_XMM_XMMM128: Final = 922
+    VEX_VADDPD_XMM_XMM_XMMM128: Final = 1271
     """``vaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 58 /r`` (AVX)"""
-    VEX_VADDPD_YMM_YMM_YMMM256: Final = 923
+    VEX_VADDPD_YMM_YMM_YMMM256: Final = 1272
     """``vaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 58 /r`` (AVX)"""
-    EVEX_VADDPD_XMM_K1Z_XMM_XMMM128B64: Final = 924
+    EVEX_VADDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1273
     """``vaddpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64: Final = 925
+    EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1274
     """``vaddpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 58 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 926
+    EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1275
     """``vaddpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 58 /r`` (AVX512F)"""
-    VEX_VSUBSS_XMM_XMM_XMMM32: Final = 927
+    VEX_VSUBSS_XMM_XMM_XMMM32: Final = 1276
     """``vsubss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER: Final = 928
+    EVEX_VSUBSS_XMM_K1Z_XMM_XMMM32_ER: Final = 1277
     """``vsubss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5C /r`` (AVX512F)"""
-    VEX_VSUBSD_XMM_XMM_XMMM64: Final = 929
+    VEX_VSUBSD_XMM_XMM_XMMM64: Final = 1278
     """``vsubsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER: Final = 930
+    EVEX_VSUBSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1279
     """``vsubsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5C /r`` (AVX512F)"""
-    VEX_VSUBPS_XMM_XMM_XMMM128: Final = 931
+    VEX_VSUBPS_XMM_XMM_XMMM128: Final = 1280
     """``vsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5C /r`` (AVX)"""
-    VEX_VSUBPS_YMM_YMM_YMMM256: Final = 932
+    VEX_VSUBPS_YMM_YMM_YMMM256: Final = 1281
     """``vsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBPS_XMM_K1Z_XMM_XMMM128B32: Final = 933
+    EVEX_VSUBPS_XMM_K1Z_XMM_XMMM128B32: Final = 1282
     """``vsubps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32: Final = 934
+    EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32: Final = 1283
     """``vsubps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 935
+    EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1284
     """``vsubps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5C /r`` (AVX512F)"""
-    VEX_VSUBPD_XMM_XMM_XMMM128: Final = 936
+    VEX_VSUBPD_XMM_XMM_XMMM128: Final = 1285
     """``vsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5C /r`` (AVX)"""
-    VEX_VSUBPD_YMM_YMM_YMMM256: Final = 937
+    VEX_VSUBPD_YMM_YMM_YMMM256: Final = 1286
     """``vsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5C /r`` (AVX)"""
-    EVEX_VSUBPD_XMM_K1Z_XMM_XMMM128B64: Final = 938
+    EVEX_VSUBPD_XMM_K1Z_XMM_XMMM128B64: Final = 1287
     """``vsubpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPD_YMM_K1Z_YMM_YMMM256B64: Final = 939
+    EVEX_VSUBPD_YMM_K1Z_YMM_YMMM256B64: Final = 1288
     """``vsubpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 940
+    EVEX_VSUBPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1289
     """``vsubpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5C /r`` (AVX512F)"""
-    VEX_VMULSS_XMM_XMM_XMMM32: Final = 941
+    VEX_VMULSS_XMM_XMM_XMMM32: Final = 1290
     """``vmulss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER: Final = 942
+    EVEX_VMULSS_XMM_K1Z_XMM_XMMM32_ER: Final = 1291
     """``vmulss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 59 /r`` (AVX512F)"""
-    VEX_VMULSD_XMM_XMM_XMMM64: Final = 943
+    VEX_VMULSD_XMM_XMM_XMMM64: Final = 1292
     """``vmulsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER: Final = 944
+    EVEX_VMULSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1293
     """``vmulsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 59 /r`` (AVX512F)"""
-    VEX_VMULPS_XMM_XMM_XMMM128: Final = 945
+    VEX_VMULPS_XMM_XMM_XMMM128: Final = 1294
     """``vmulps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 59 /r`` (AVX)"""
-    VEX_VMULPS_YMM_YMM_YMMM256: Final = 946
+    VEX_VMULPS_YMM_YMM_YMMM256: Final = 1295
     """``vmulps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULPS_XMM_K1Z_XMM_XMMM128B32: Final = 947
+    EVEX_VMULPS_XMM_K1Z_XMM_XMMM128B32: Final = 1296
     """``vmulps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPS_YMM_K1Z_YMM_YMMM256B32: Final = 948
+    EVEX_VMULPS_YMM_K1Z_YMM_YMMM256B32: Final = 1297
     """``vmulps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 949
+    EVEX_VMULPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1298
     """``vmulps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 59 /r`` (AVX512F)"""
-    VEX_VMULPD_XMM_XMM_XMMM128: Final = 950
+    VEX_VMULPD_XMM_XMM_XMMM128: Final = 1299
     """``vmulpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 59 /r`` (AVX)"""
-    VEX_VMULPD_YMM_YMM_YMMM256: Final = 951
+    VEX_VMULPD_YMM_YMM_YMMM256: Final = 1300
     """``vmulpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 59 /r`` (AVX)"""
-    EVEX_VMULPD_XMM_K1Z_XMM_XMMM128B64: Final = 952
+    EVEX_VMULPD_XMM_K1Z_XMM_XMMM128B64: Final = 1301
     """``vmulpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPD_YMM_K1Z_YMM_YMMM256B64: Final = 953
+    EVEX_VMULPD_YMM_K1Z_YMM_YMMM256B64: Final = 1302
     """``vmulpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 59 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 954
+    EVEX_VMULPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1303
     """``vmulpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 59 /r`` (AVX512F)"""
-    VEX_VDIVSS_XMM_XMM_XMMM32: Final = 955
+    VEX_VDIVSS_XMM_XMM_XMMM32: Final = 1304
     """``vdivss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER: Final = 956
+    EVEX_VDIVSS_XMM_K1Z_XMM_XMMM32_ER: Final = 1305
     """``vdivss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5E /r`` (AVX512F)"""
-    VEX_VDIVSD_XMM_XMM_XMMM64: Final = 957
+    VEX_VDIVSD_XMM_XMM_XMMM64: Final = 1306
     """``vdivsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER: Final = 958
+    EVEX_VDIVSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1307
     """``vdivsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5E /r`` (AVX512F)"""
-    VEX_VDIVPS_XMM_XMM_XMMM128: Final = 959
+    VEX_VDIVPS_XMM_XMM_XMMM128: Final = 1308
     """``vdivps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5E /r`` (AVX)"""
-    VEX_VDIVPS_YMM_YMM_YMMM256: Final = 960
+    VEX_VDIVPS_YMM_YMM_YMMM256: Final = 1309
     """``vdivps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVPS_XMM_K1Z_XMM_XMMM128B32: Final = 961
+    EVEX_VDIVPS_XMM_K1Z_XMM_XMMM128B32: Final = 1310
     """``vdivps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPS_YMM_K1Z_YMM_YMMM256B32: Final = 962
+    EVEX_VDIVPS_YMM_K1Z_YMM_YMMM256B32: Final = 1311
     """``vdivps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 963
+    EVEX_VDIVPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1312
     """``vdivps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5E /r`` (AVX512F)"""
-    VEX_VDIVPD_XMM_XMM_XMMM128: Final = 964
+    VEX_VDIVPD_XMM_XMM_XMMM128: Final = 1313
     """``vdivpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5E /r`` (AVX)"""
-    VEX_VDIVPD_YMM_YMM_YMMM256: Final = 965
+    VEX_VDIVPD_YMM_YMM_YMMM256: Final = 1314
     """``vdivpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5E /r`` (AVX)"""
-    EVEX_VDIVPD_XMM_K1Z_XMM_XMMM128B64: Final = 966
+    EVEX_VDIVPD_XMM_K1Z_XMM_XMMM128B64: Final = 1315
     """``vdivpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPD_YMM_K1Z_YMM_YMMM256B64: Final = 967
+    EVEX_VDIVPD_YMM_K1Z_YMM_YMMM256B64: Final = 1316
     """``vdivpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 968
+    EVEX_VDIVPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1317
     """``vdivpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5E /r`` (AVX512F)"""
-    VEX_VMINSS_XMM_XMM_XMMM32: Final = 969
+    VEX_VMINSS_XMM_XMM_XMMM32: Final = 1318
     """``vminss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 970
+    EVEX_VMINSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 1319
     """``vminss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5D /r`` (AVX512F)"""
-    VEX_VMINSD_XMM_XMM_XMMM64: Final = 971
+    VEX_VMINSD_XMM_XMM_XMMM64: Final = 1320
     """``vminsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 972
+    EVEX_VMINSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 1321
     """``vminsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5D /r`` (AVX512F)"""
-    VEX_VMINPS_XMM_XMM_XMMM128: Final = 973
+    VEX_VMINPS_XMM_XMM_XMMM128: Final = 1322
     """``vminps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5D /r`` (AVX)"""
-    VEX_VMINPS_YMM_YMM_YMMM256: Final = 974
+    VEX_VMINPS_YMM_YMM_YMMM256: Final = 1323
     """``vminps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINPS_XMM_K1Z_XMM_XMMM128B32: Final = 975
+    EVEX_VMINPS_XMM_K1Z_XMM_XMMM128B32: Final = 1324
     """``vminps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPS_YMM_K1Z_YMM_YMMM256B32: Final = 976
+    EVEX_VMINPS_YMM_K1Z_YMM_YMMM256B32: Final = 1325
     """``vminps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 977
+    EVEX_VMINPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 1326
     """``vminps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5D /r`` (AVX512F)"""
-    VEX_VMINPD_XMM_XMM_XMMM128: Final = 978
+    VEX_VMINPD_XMM_XMM_XMMM128: Final = 1327
     """``vminpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5D /r`` (AVX)"""
-    VEX_VMINPD_YMM_YMM_YMMM256: Final = 979
+    VEX_VMINPD_YMM_YMM_YMMM256: Final = 1328
     """``vminpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5D /r`` (AVX)"""
-    EVEX_VMINPD_XMM_K1Z_XMM_XMMM128B64: Final = 980
+    EVEX_VMINPD_XMM_K1Z_XMM_XMMM128B64: Final = 1329
     """``vminpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPD_YMM_K1Z_YMM_YMMM256B64: Final = 981
+    EVEX_VMINPD_YMM_K1Z_YMM_YMMM256B64: Final = 1330
     """``vminpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 982
+    EVEX_VMINPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 1331
     """``vminpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5D /r`` (AVX512F)"""
-    VEX_VMAXSS_XMM_XMM_XMMM32: Final = 983
+    VEX_VMAXSS_XMM_XMM_XMMM32: Final = 1332
     """``vmaxss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 984
+    EVEX_VMAXSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 1333
     """``vmaxss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 5F /r`` (AVX512F)"""
-    VEX_VMAXSD_XMM_XMM_XMMM64: Final = 985
+    VEX_VMAXSD_XMM_XMM_XMMM64: Final = 1334
     """``vmaxsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 986
+    EVEX_VMAXSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 1335
     """``vmaxsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 5F /r`` (AVX512F)"""
-    VEX_VMAXPS_XMM_XMM_XMMM128: Final = 987
+    VEX_VMAXPS_XMM_XMM_XMMM128: Final = 1336
     """``vmaxps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 5F /r`` (AVX)"""
-    VEX_VMAXPS_YMM_YMM_YMMM256: Final = 988
+    VEX_VMAXPS_YMM_YMM_YMMM256: Final = 1337
     """``vmaxps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXPS_XMM_K1Z_XMM_XMMM128B32: Final = 989
+    EVEX_VMAXPS_XMM_K1Z_XMM_XMMM128B32: Final = 1338
     """``vmaxps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPS_YMM_K1Z_YMM_YMMM256B32: Final = 990
+    EVEX_VMAXPS_YMM_K1Z_YMM_YMMM256B32: Final = 1339
     """``vmaxps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 991
+    EVEX_VMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_SAE: Final = 1340
     """``vmaxps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 5F /r`` (AVX512F)"""
-    VEX_VMAXPD_XMM_XMM_XMMM128: Final = 992
+    VEX_VMAXPD_XMM_XMM_XMMM128: Final = 1341
     """``vmaxpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 5F /r`` (AVX)"""
-    VEX_VMAXPD_YMM_YMM_YMMM256: Final = 993
+    VEX_VMAXPD_YMM_YMM_YMMM256: Final = 1342
     """``vmaxpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 5F /r`` (AVX)"""
-    EVEX_VMAXPD_XMM_K1Z_XMM_XMMM128B64: Final = 994
+    EVEX_VMAXPD_XMM_K1Z_XMM_XMMM128B64: Final = 1343
     """``vmaxpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPD_YMM_K1Z_YMM_YMMM256B64: Final = 995
+    EVEX_VMAXPD_YMM_K1Z_YMM_YMMM256B64: Final = 1344
     """``vmaxpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 5F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 996
+    EVEX_VMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_SAE: Final = 1345
     """``vmaxpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 5F /r`` (AVX512F)"""
-    VEX_VSQRTSS_XMM_XMM_XMMM32: Final = 997
+    VEX_VSQRTSS_XMM_XMM_XMMM32: Final = 1346
     """``vsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER: Final = 998
+    EVEX_VSQRTSS_XMM_K1Z_XMM_XMMM32_ER: Final = 1347
     """``vsqrtss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 51 /r`` (AVX512F)"""
-    VEX_VSQRTSD_XMM_XMM_XMMM64: Final = 999
+    VEX_VSQRTSD_XMM_XMM_XMMM64: Final = 1348
     """``vsqrtsd W:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.F2.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1000
+    EVEX_VSQRTSD_XMM_K1Z_XMM_XMMM64_ER: Final = 1349
     """``vsqrtsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 51 /r`` (AVX512F)"""
-    VEX_VSQRTPS_XMM_XMMM128: Final = 1001
+    VEX_VSQRTPS_XMM_XMMM128: Final = 1350
     """``vsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 51 /r`` (AVX)"""
-    VEX_VSQRTPS_YMM_YMMM256: Final = 1002
+    VEX_VSQRTPS_YMM_YMMM256: Final = 1351
     """``vsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTPS_ZMM_K1Z_ZMMM512B32_ER: Final = 1003
+    EVEX_VSQRTPS_ZMM_K1Z_ZMMM512B32_ER: Final = 1352
     """``vsqrtps W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 51 /r`` (AVX512F)"""
-    EVEX_VSQRTPS_XMM_K1Z_XMMM128B32: Final = 1004
+    EVEX_VSQRTPS_XMM_K1Z_XMMM128B32: Final = 1353
     """``vsqrtps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 51 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSQRTPS_YMM_K1Z_YMMM256B32: Final = 1005
+    EVEX_VSQRTPS_YMM_K1Z_YMMM256B32: Final = 1354
     """``vsqrtps W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 51 /r`` (AVX512VL+AVX512F)"""
-    VEX_VSQRTPD_XMM_XMMM128: Final = 1006
+    VEX_VSQRTPD_XMM_XMMM128: Final = 1355
     """``vsqrtpd W:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 51 /r`` (AVX)"""
-    VEX_VSQRTPD_YMM_YMMM256: Final = 1007
+    VEX_VSQRTPD_YMM_YMMM256: Final = 1356
     """``vsqrtpd W:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 51 /r`` (AVX)"""
-    EVEX_VSQRTPD_ZMM_K1Z_ZMMM512B64_ER: Final = 1008
+    EVEX_VSQRTPD_ZMM_K1Z_ZMMM512B64_ER: Final = 1357
     """``vsqrtpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 51 /r`` (AVX512F)"""
-    EVEX_VSQRTPD_XMM_K1Z_XMMM128B64: Final = 1009
+    EVEX_VSQRTPD_XMM_K1Z_XMMM128B64: Final = 1358
     """``vsqrtpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 51 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSQRTPD_YMM_K1Z_YMMM256B64: Final = 1010
+    EVEX_VSQRTPD_YMM_K1Z_YMMM256B64: Final = 1359
     """``vsqrtpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 51 /r`` (AVX512VL+AVX512F)"""
-    VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8: Final = 1011
+    VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8: Final = 1360
     """``vroundss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``VEX.LIG.66.0F3A.WIG 0A /r ib`` (AVX)"""
-    VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8: Final = 1012
+    VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8: Final = 1361
     """``vroundsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``VEX.LIG.66.0F3A.WIG 0B /r ib`` (AVX)"""
-    VEX_VROUNDPS_XMM_XMMM128_IMM8: Final = 1013
+    VEX_VROUNDPS_XMM_XMMM128_IMM8: Final = 1362
     """``vroundps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 08 /r ib`` (AVX)"""
-    VEX_VROUNDPS_YMM_YMMM256_IMM8: Final = 1014
+    VEX_VROUNDPS_YMM_YMMM256_IMM8: Final = 1363
     """``vroundps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 08 /r ib`` (AVX)"""
-    VEX_VROUNDPD_XMM_XMMM128_IMM8: Final = 1015
+    VEX_VROUNDPD_XMM_XMMM128_IMM8: Final = 1364
     """``vroundpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 09 /r ib`` (AVX)"""
-    VEX_VROUNDPD_YMM_YMMM256_IMM8: Final = 1016
+    VEX_VROUNDPD_YMM_YMMM256_IMM8: Final = 1365
     """``vroundpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 09 /r ib`` (AVX)"""
-    VEX_VANDPS_XMM_XMM_XMMM128: Final = 1017
+    VEX_VANDPS_XMM_XMM_XMMM128: Final = 1366
     """``vandps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 54 /r`` (AVX)"""
-    VEX_VANDPS_YMM_YMM_YMMM256: Final = 1018
+    VEX_VANDPS_YMM_YMM_YMMM256: Final = 1367
     """``vandps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 54 /r`` (AVX)"""
-    EVEX_VANDPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1019
+    EVEX_VANDPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1368
     """``vandps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 54 /r`` (AVX512DQ)"""
-    EVEX_VANDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1020
+    EVEX_VANDPS_XMM_K1Z_XMM_XMMM128B32: Final = 1369
     """``vandps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 54 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1021
+    EVEX_VANDPS_YMM_K1Z_YMM_YMMM256B32: Final = 1370
     """``vandps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 54 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDPD_XMM_XMM_XMMM128: Final = 1022
+    VEX_VANDPD_XMM_XMM_XMMM128: Final = 1371
     """``vandpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 54 /r`` (AVX)"""
-    VEX_VANDPD_YMM_YMM_YMMM256: Final = 1023
+    VEX_VANDPD_YMM_YMM_YMMM256: Final = 1372
     """``vandpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 54 /r`` (AVX)"""
-    EVEX_VANDPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1024
+    EVEX_VANDPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1373
     """``vandpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 54 /r`` (AVX512DQ)"""
-    EVEX_VANDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1025
+    EVEX_VANDPD_XMM_K1Z_XMM_XMMM128B64: Final = 1374
     """``vandpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 54 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1026
+    EVEX_VANDPD_YMM_K1Z_YMM_YMMM256B64: Final = 1375
     """``vandpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 54 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VORPS_XMM_XMM_XMMM128: Final = 1027
+    VEX_VORPS_XMM_XMM_XMMM128: Final = 1376
     """``vorps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 56 /r`` (AVX)"""
-    VEX_VORPS_YMM_YMM_YMMM256: Final = 1028
+    VEX_VORPS_YMM_YMM_YMMM256: Final = 1377
     """``vorps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 56 /r`` (AVX)"""
-    EVEX_VORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1029
+    EVEX_VORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1378
     """``vorps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 56 /r`` (AVX512DQ)"""
-    EVEX_VORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1030
+    EVEX_VORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1379
     """``vorps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 56 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1031
+    EVEX_VORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1380
     """``vorps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 56 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VORPD_XMM_XMM_XMMM128: Final = 1032
+    VEX_VORPD_XMM_XMM_XMMM128: Final = 1381
     """``vorpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 56 /r`` (AVX)"""
-    VEX_VORPD_YMM_YMM_YMMM256: Final = 1033
+    VEX_VORPD_YMM_YMM_YMMM256: Final = 1382
     """``vorpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 56 /r`` (AVX)"""
-    EVEX_VORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1034
+    EVEX_VORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1383
     """``vorpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 56 /r`` (AVX512DQ)"""
-    EVEX_VORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1035
+    EVEX_VORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1384
     """``vorpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 56 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1036
+    EVEX_VORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1385
     """``vorpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 56 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VXORPS_XMM_XMM_XMMM128: Final = 1037
+    VEX_VXORPS_XMM_XMM_XMMM128: Final = 1386
     """``vxorps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 57 /r`` (AVX)"""
-    VEX_VXORPS_YMM_YMM_YMMM256: Final = 1038
+    VEX_VXORPS_YMM_YMM_YMMM256: Final = 1387
     """``vxorps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 57 /r`` (AVX)"""
-    EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1039
+    EVEX_VXORPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1388
     """``vxorps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 57 /r`` (AVX512DQ)"""
-    EVEX_VXORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1040
+    EVEX_VXORPS_XMM_K1Z_XMM_XMMM128B32: Final = 1389
     """``vxorps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 57 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1041
+    EVEX_VXORPS_YMM_K1Z_YMM_YMMM256B32: Final = 1390
     """``vxorps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 57 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VXORPD_XMM_XMM_XMMM128: Final = 1042
+    VEX_VXORPD_XMM_XMM_XMMM128: Final = 1391
     """``vxorpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 57 /r`` (AVX)"""
-    VEX_VXORPD_YMM_YMM_YMMM256: Final = 1043
+    VEX_VXORPD_YMM_YMM_YMMM256: Final = 1392
     """``vxorpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 57 /r`` (AVX)"""
-    EVEX_VXORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1044
+    EVEX_VXORPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1393
     """``vxorpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 57 /r`` (AVX512DQ)"""
-    EVEX_VXORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1045
+    EVEX_VXORPD_XMM_K1Z_XMM_XMMM128B64: Final = 1394
     """``vxorpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 57 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1046
+    EVEX_VXORPD_YMM_K1Z_YMM_YMMM256B64: Final = 1395
     """``vxorpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 57 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VPADDB_XMM_XMM_XMMM128: Final = 1047
+    VEX_VPADDB_XMM_XMM_XMMM128: Final = 1396
     """``vpaddb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FC /r`` (AVX)"""
-    VEX_VPADDB_YMM_YMM_YMMM256: Final = 1048
+    VEX_VPADDB_YMM_YMM_YMMM256: Final = 1397
     """``vpaddb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FC /r`` (AVX2)"""
-    EVEX_VPADDB_XMM_K1Z_XMM_XMMM128: Final = 1049
+    EVEX_VPADDB_XMM_K1Z_XMM_XMMM128: Final = 1398
     """``vpaddb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG FC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDB_YMM_K1Z_YMM_YMMM256: Final = 1050
+    EVEX_VPADDB_YMM_K1Z_YMM_YMMM256: Final = 1399
     """``vpaddb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG FC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512: Final = 1051
+    EVEX_VPADDB_ZMM_K1Z_ZMM_ZMMM512: Final = 1400
     """``vpaddb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG FC /r`` (AVX512BW)"""
-    VEX_VPADDW_XMM_XMM_XMMM128: Final = 1052
+    VEX_VPADDW_XMM_XMM_XMMM128: Final = 1401
     """``vpaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FD /r`` (AVX)"""
-    VEX_VPADDW_YMM_YMM_YMMM256: Final = 1053
+    VEX_VPADDW_YMM_YMM_YMMM256: Final = 1402
     """``vpaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FD /r`` (AVX2)"""
-    EVEX_VPADDW_XMM_K1Z_XMM_XMMM128: Final = 1054
+    EVEX_VPADDW_XMM_K1Z_XMM_XMMM128: Final = 1403
     """``vpaddw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG FD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDW_YMM_K1Z_YMM_YMMM256: Final = 1055
+    EVEX_VPADDW_YMM_K1Z_YMM_YMMM256: Final = 1404
     """``vpaddw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG FD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512: Final = 1056
+    EVEX_VPADDW_ZMM_K1Z_ZMM_ZMMM512: Final = 1405
     """``vpaddw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG FD /r`` (AVX512BW)"""
-    VEX_VPADDD_XMM_XMM_XMMM128: Final = 1057
+    VEX_VPADDD_XMM_XMM_XMMM128: Final = 1406
     """``vpaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FE /r`` (AVX)"""
-    VEX_VPADDD_YMM_YMM_YMMM256: Final = 1058
+    VEX_VPADDD_YMM_YMM_YMMM256: Final = 1407
     """``vpaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FE /r`` (AVX2)"""
-    EVEX_VPADDD_XMM_K1Z_XMM_XMMM128B32: Final = 1059
+    EVEX_VPADDD_XMM_K1Z_XMM_XMMM128B32: Final = 1408
     """``vpaddd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 FE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDD_YMM_K1Z_YMM_YMMM256B32: Final = 1060
+    EVEX_VPADDD_YMM_K1Z_YMM_YMMM256B32: Final = 1409
     """``vpaddd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 FE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1061
+    EVEX_VPADDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1410
     """``vpaddd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 FE /r`` (AVX512F)"""
-    VEX_VPADDQ_XMM_XMM_XMMM128: Final = 1062
+    VEX_VPADDQ_XMM_XMM_XMMM128: Final = 1411
     """``vpaddq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D4 /r`` (AVX)"""
-    VEX_VPADDQ_YMM_YMM_YMMM256: Final = 1063
+    VEX_VPADDQ_YMM_YMM_YMMM256: Final = 1412
     """``vpaddq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D4 /r`` (AVX2)"""
-    EVEX_VPADDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1064
+    EVEX_VPADDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1413
     """``vpaddq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1065
+    EVEX_VPADDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1414
     """``vpaddq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 D4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1066
+    EVEX_VPADDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1415
     """``vpaddq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 D4 /r`` (AVX512F)"""
-    VEX_VPSUBB_XMM_XMM_XMMM128: Final = 1067
+    VEX_VPSUBB_XMM_XMM_XMMM128: Final = 1416
     """``vpsubb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F8 /r`` (AVX)"""
-    VEX_VPSUBB_YMM_YMM_YMMM256: Final = 1068
+    VEX_VPSUBB_YMM_YMM_YMMM256: Final = 1417
     """``vpsubb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F8 /r`` (AVX2)"""
-    EVEX_VPSUBB_XMM_K1Z_XMM_XMMM128: Final = 1069
+    EVEX_VPSUBB_XMM_K1Z_XMM_XMMM128: Final = 1418
     """``vpsubb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBB_YMM_K1Z_YMM_YMMM256: Final = 1070
+    EVEX_VPSUBB_YMM_K1Z_YMM_YMMM256: Final = 1419
     """``vpsubb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512: Final = 1071
+    EVEX_VPSUBB_ZMM_K1Z_ZMM_ZMMM512: Final = 1420
     """``vpsubb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F8 /r`` (AVX512BW)"""
-    VEX_VPSUBW_XMM_XMM_XMMM128: Final = 1072
+    VEX_VPSUBW_XMM_XMM_XMMM128: Final = 1421
     """``vpsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F9 /r`` (AVX)"""
-    VEX_VPSUBW_YMM_YMM_YMMM256: Final = 1073
+    VEX_VPSUBW_YMM_YMM_YMMM256: Final = 1422
     """``vpsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F9 /r`` (AVX2)"""
-    EVEX_VPSUBW_XMM_K1Z_XMM_XMMM128: Final = 1074
+    EVEX_VPSUBW_XMM_K1Z_XMM_XMMM128: Final = 1423
     """``vpsubw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBW_YMM_K1Z_YMM_YMMM256: Final = 1075
+    EVEX_VPSUBW_YMM_K1Z_YMM_YMMM256: Final = 1424
     """``vpsubw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1076
+    EVEX_VPSUBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1425
     """``vpsubw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F9 /r`` (AVX512BW)"""
-    VEX_VPSUBD_XMM_XMM_XMMM128: Final = 1077
+    VEX_VPSUBD_XMM_XMM_XMMM128: Final = 1426
     """``vpsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FA /r`` (AVX)"""
-    VEX_VPSUBD_YMM_YMM_YMMM256: Final = 1078
+    VEX_VPSUBD_YMM_YMM_YMMM256: Final = 1427
     """``vpsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FA /r`` (AVX2)"""
-    EVEX_VPSUBD_XMM_K1Z_XMM_XMMM128B32: Final = 1079
+    EVEX_VPSUBD_XMM_K1Z_XMM_XMMM128B32: Final = 1428
     """``vpsubd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 FA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBD_YMM_K1Z_YMM_YMMM256B32: Final = 1080
+    EVEX_VPSUBD_YMM_K1Z_YMM_YMMM256B32: Final = 1429
     """``vpsubd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 FA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1081
+    EVEX_VPSUBD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1430
     """``vpsubd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 FA /r`` (AVX512F)"""
-    VEX_VPSUBQ_XMM_XMM_XMMM128: Final = 1082
+    VEX_VPSUBQ_XMM_XMM_XMMM128: Final = 1431
     """``vpsubq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG FB /r`` (AVX)"""
-    VEX_VPSUBQ_YMM_YMM_YMMM256: Final = 1083
+    VEX_VPSUBQ_YMM_YMM_YMMM256: Final = 1432
     """``vpsubq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG FB /r`` (AVX2)"""
-    EVEX_VPSUBQ_XMM_K1Z_XMM_XMMM128B64: Final = 1084
+    EVEX_VPSUBQ_XMM_K1Z_XMM_XMMM128B64: Final = 1433
     """``vpsubq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 FB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBQ_YMM_K1Z_YMM_YMMM256B64: Final = 1085
+    EVEX_VPSUBQ_YMM_K1Z_YMM_YMMM256B64: Final = 1434
     """``vpsubq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 FB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1086
+    EVEX_VPSUBQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1435
     """``vpsubq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 FB /r`` (AVX512F)"""
-    VEX_VPMULLW_XMM_XMM_XMMM128: Final = 1087
+    VEX_VPMULLW_XMM_XMM_XMMM128: Final = 1436
     """``vpmullw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D5 /r`` (AVX)"""
-    VEX_VPMULLW_YMM_YMM_YMMM256: Final = 1088
+    VEX_VPMULLW_YMM_YMM_YMMM256: Final = 1437
     """``vpmullw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D5 /r`` (AVX2)"""
-    EVEX_VPMULLW_XMM_K1Z_XMM_XMMM128: Final = 1089
+    EVEX_VPMULLW_XMM_K1Z_XMM_XMMM128: Final = 1438
     """``vpmullw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULLW_YMM_K1Z_YMM_YMMM256: Final = 1090
+    EVEX_VPMULLW_YMM_K1Z_YMM_YMMM256: Final = 1439
     """``vpmullw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512: Final = 1091
+    EVEX_VPMULLW_ZMM_K1Z_ZMM_ZMMM512: Final = 1440
     """``vpmullw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D5 /r`` (AVX512BW)"""
-    VEX_VPMULLD_XMM_XMM_XMMM128: Final = 1092
+    VEX_VPMULLD_XMM_XMM_XMMM128: Final = 1441
     """``vpmulld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 40 /r`` (AVX)"""
-    VEX_VPMULLD_YMM_YMM_YMMM256: Final = 1093
+    VEX_VPMULLD_YMM_YMM_YMMM256: Final = 1442
     """``vpmulld W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 40 /r`` (AVX2)"""
-    EVEX_VPMULLD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1094
+    EVEX_VPMULLD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1443
     """``vpmulld W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 40 /r`` (AVX512F)"""
-    EVEX_VPMULLD_XMM_K1Z_XMM_XMMM128B32: Final = 1095
+    EVEX_VPMULLD_XMM_K1Z_XMM_XMMM128B32: Final = 1444
     """``vpmulld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 40 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32: Final = 1096
+    EVEX_VPMULLD_YMM_K1Z_YMM_YMMM256B32: Final = 1445
     """``vpmulld W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 40 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSD_XMM_XMM_XMMM128: Final = 1097
+    VEX_VPMINSD_XMM_XMM_XMMM128: Final = 1446
     """``vpminsd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 39 /r`` (AVX)"""
-    VEX_VPMINSD_YMM_YMM_YMMM256: Final = 1098
+    VEX_VPMINSD_YMM_YMM_YMMM256: Final = 1447
     """``vpminsd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 39 /r`` (AVX2)"""
-    EVEX_VPMINSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1099
+    EVEX_VPMINSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1448
     """``vpminsd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 39 /r`` (AVX512F)"""
-    EVEX_VPMINSD_XMM_K1Z_XMM_XMMM128B32: Final = 1100
+    EVEX_VPMINSD_XMM_K1Z_XMM_XMMM128B32: Final = 1449
     """``vpminsd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32: Final = 1101
+    EVEX_VPMINSD_YMM_K1Z_YMM_YMMM256B32: Final = 1450
     """``vpminsd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 39 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMAXSD_XMM_XMM_XMMM128: Final = 1102
+    VEX_VPMAXSD_XMM_XMM_XMMM128: Final = 1451
     """``vpmaxsd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3D /r`` (AVX)"""
-    VEX_VPMAXSD_YMM_YMM_YMMM256: Final = 1103
+    VEX_VPMAXSD_YMM_YMM_YMMM256: Final = 1452
     """``vpmaxsd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3D /r`` (AVX2)"""
-    EVEX_VPMAXSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1104
+    EVEX_VPMAXSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1453
     """``vpmaxsd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSD_XMM_K1Z_XMM_XMMM128B32: Final = 1105
+    EVEX_VPMAXSD_XMM_K1Z_XMM_XMMM128B32: Final = 1454
     """``vpmaxsd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32: Final = 1106
+    EVEX_VPMAXSD_YMM_K1Z_YMM_YMMM256B32: Final = 1455
     """``vpmaxsd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINUD_XMM_XMM_XMMM128: Final = 1107
+    VEX_VPMINUD_XMM_XMM_XMMM128: Final = 1456
     """``vpminud W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3B /r`` (AVX)"""
-    VEX_VPMINUD_YMM_YMM_YMMM256: Final = 1108
+    VEX_VPMINUD_YMM_YMM_YMMM256: Final = 1457
     """``vpminud W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3B /r`` (AVX2)"""
-    EVEX_VPMINUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1109
+    EVEX_VPMINUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1458
     """``vpminud W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3B /r`` (AVX512F)"""
-    EVEX_VPMINUD_XMM_K1Z_XMM_XMMM128B32: Final = 1110
+    EVEX_VPMINUD_XMM_K1Z_XMM_XMMM128B32: Final = 1459
     """``vpminud W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32: Final = 1111
+    EVEX_VPMINUD_YMM_K1Z_YMM_YMMM256B32: Final = 1460
     """``vpminud W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3B /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMAXUD_XMM_XMM_XMMM128: Final = 1112
+    VEX_VPMAXUD_XMM_XMM_XMMM128: Final = 1461
     """``vpmaxud W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3F /r`` (AVX)"""
-    VEX_VPMAXUD_YMM_YMM_YMMM256: Final = 1113
+    VEX_VPMAXUD_YMM_YMM_YMMM256: Final = 1462
     """``vpmaxud W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3F /r`` (AVX2)"""
-    EVEX_VPMAXUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1114
+    EVEX_VPMAXUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1463
     """``vpmaxud W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUD_XMM_K1Z_XMM_XMMM128B32: Final = 1115
+    EVEX_VPMAXUD_XMM_K1Z_XMM_XMMM128B32: Final = 1464
     """``vpmaxud W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32: Final = 1116
+    EVEX_VPMAXUD_YMM_K1Z_YMM_YMMM256B32: Final = 1465
     """``vpmaxud W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 3F /r`` (AVX512VL+AVX512F)"""
-    VEX_VPAND_XMM_XMM_XMMM128: Final = 1117
+    VEX_VPAND_XMM_XMM_XMMM128: Final = 1466
     """``vpand W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DB /r`` (AVX)"""
-    VEX_VPAND_YMM_YMM_YMMM256: Final = 1118
+    VEX_VPAND_YMM_YMM_YMMM256: Final = 1467
     """``vpand W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DB /r`` (AVX2)"""
-    VEX_VPANDN_XMM_XMM_XMMM128: Final = 1119
+    VEX_VPANDN_XMM_XMM_XMMM128: Final = 1468
     """``vpandn W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DF /r`` (AVX)"""
-    VEX_VPANDN_YMM_YMM_YMMM256: Final = 1120
+    VEX_VPANDN_YMM_YMM_YMMM256: Final = 1469
     """``vpandn W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DF /r`` (AVX2)"""
-    VEX_VPOR_XMM_XMM_XMMM128: Final = 1121
+    VEX_VPOR_XMM_XMM_XMMM128: Final = 1470
     """``vpor W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EB /r`` (AVX)"""
-    VEX_VPOR_YMM_YMM_YMMM256: Final = 1122
+    VEX_VPOR_YMM_YMM_YMMM256: Final = 1471
     """``vpor W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EB /r`` (AVX2)"""
-    VEX_VPXOR_XMM_XMM_XMMM128: Final = 1123
+    VEX_VPXOR_XMM_XMM_XMMM128: Final = 1472
     """``vpxor W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EF /r`` (AVX)"""
-    VEX_VPXOR_YMM_YMM_YMMM256: Final = 1124
+    VEX_VPXOR_YMM_YMM_YMMM256: Final = 1473
     """``vpxor W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EF /r`` (AVX2)"""
-    VEX_VPSLLVD_XMM_XMM_XMMM128: Final = 1125
+    VEX_VPSLLVD_XMM_XMM_XMMM128: Final = 1474
     """``vpsllvd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 47 /r`` (AVX2)"""
-    VEX_VPSLLVD_YMM_YMM_YMMM256: Final = 1126
+    VEX_VPSLLVD_YMM_YMM_YMMM256: Final = 1475
     """``vpsllvd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 47 /r`` (AVX2)"""
-    EVEX_VPSLLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1127
+    EVEX_VPSLLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1476
     """``vpsllvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 47 /r`` (AVX512F)"""
-    EVEX_VPSLLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1128
+    EVEX_VPSLLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1477
     """``vpsllvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 47 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1129
+    EVEX_VPSLLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1478
     """``vpsllvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 47 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLVQ_XMM_XMM_XMMM128: Final = 1130
+    VEX_VPSLLVQ_XMM_XMM_XMMM128: Final = 1479
     """``vpsllvq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 47 /r`` (AVX2)"""
-    VEX_VPSLLVQ_YMM_YMM_YMMM256: Final = 1131
+    VEX_VPSLLVQ_YMM_YMM_YMMM256: Final = 1480
     """``vpsllvq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 47 /r`` (AVX2)"""
-    EVEX_VPSLLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1132
+    EVEX_VPSLLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1481
     """``vpsllvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 47 /r`` (AVX512F)"""
-    EVEX_VPSLLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1133
+    EVEX_VPSLLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1482
     """``vpsllvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 47 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1134
+    EVEX_VPSLLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1483
     """``vpsllvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 47 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLVD_XMM_XMM_XMMM128: Final = 1135
+    VEX_VPSRLVD_XMM_XMM_XMMM128: Final = 1484
     """``vpsrlvd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 45 /r`` (AVX2)"""
-    VEX_VPSRLVD_YMM_YMM_YMMM256: Final = 1136
+    VEX_VPSRLVD_YMM_YMM_YMMM256: Final = 1485
     """``vpsrlvd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 45 /r`` (AVX2)"""
-    EVEX_VPSRLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1137
+    EVEX_VPSRLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1486
     """``vpsrlvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 45 /r`` (AVX512F)"""
-    EVEX_VPSRLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1138
+    EVEX_VPSRLVD_XMM_K1Z_XMM_XMMM128B32: Final = 1487
     """``vpsrlvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 45 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1139
+    EVEX_VPSRLVD_YMM_K1Z_YMM_YMMM256B32: Final = 1488
     """``vpsrlvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 45 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLVQ_XMM_XMM_XMMM128: Final = 1140
+    VEX_VPSRLVQ_XMM_XMM_XMMM128: Final = 1489
     """``vpsrlvq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 45 /r`` (AVX2)"""
-    VEX_VPSRLVQ_YMM_YMM_YMMM256: Final = 1141
+    VEX_VPSRLVQ_YMM_YMM_YMMM256: Final = 1490
     """``vpsrlvq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 45 /r`` (AVX2)"""
-    EVEX_VPSRLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1142
+    EVEX_VPSRLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1491
     """``vpsrlvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 45 /r`` (AVX512F)"""
-    EVEX_VPSRLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1143
+    EVEX_VPSRLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 1492
     """``vpsrlvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 45 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1144
+    EVEX_VPSRLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 1493
     """``vpsrlvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 45 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAVD_XMM_XMM_XMMM128: Final = 1145
+    VEX_VPSRAVD_XMM_XMM_XMMM128: Final = 1494
     """``vpsravd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 46 /r`` (AVX2)"""
-    VEX_VPSRAVD_YMM_YMM_YMMM256: Final = 1146
+    VEX_VPSRAVD_YMM_YMM_YMMM256: Final = 1495
     """``vpsravd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 46 /r`` (AVX2)"""
-    EVEX_VPSRAVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1147
+    EVEX_VPSRAVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1496
     """``vpsravd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVD_XMM_K1Z_XMM_XMMM128B32: Final = 1148
+    EVEX_VPSRAVD_XMM_K1Z_XMM_XMMM128B32: Final = 1497
     """``vpsravd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32: Final = 1149
+    EVEX_VPSRAVD_YMM_K1Z_YMM_YMMM256B32: Final = 1498
     """``vpsravd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 46 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD213SS_XMM_XMM_XMMM32: Final = 1150
+    VEX_VFMADD213SS_XMM_XMM_XMMM32: Final = 1499
     """``vfmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 A9 /r`` (FMA)"""
-    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1151
+    EVEX_VFMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1500
     """``vfmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 A9 /r`` (AVX512F)"""
-    VEX_VFMADD213SD_XMM_XMM_XMMM64: Final = 1152
+    VEX_VFMADD213SD_XMM_XMM_XMMM64: Final = 1501
     """``vfmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 A9 /r`` (FMA)"""
-    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1153
+    EVEX_VFMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1502
     """``vfmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 A9 /r`` (AVX512F)"""
-    VEX_VFMADD213PS_XMM_XMM_XMMM128: Final = 1154
+    VEX_VFMADD213PS_XMM_XMM_XMMM128: Final = 1503
     """``vfmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A8 /r`` (FMA)"""
-    VEX_VFMADD213PS_YMM_YMM_YMMM256: Final = 1155
+    VEX_VFMADD213PS_YMM_YMM_YMMM256: Final = 1504
     """``vfmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A8 /r`` (FMA)"""
-    EVEX_VFMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1156
+    EVEX_VFMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1505
     """``vfmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A8 /r`` (AVX512F)"""
-    EVEX_VFMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 1157
+    EVEX_VFMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 1506
     """``vfmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 1158
+    EVEX_VFMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 1507
     """``vfmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A8 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD213PD_XMM_XMM_XMMM128: Final = 1159
+    VEX_VFMADD213PD_XMM_XMM_XMMM128: Final = 1508
     """``vfmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A8 /r`` (FMA)"""
-    VEX_VFMADD213PD_YMM_YMM_YMMM256: Final = 1160
+    VEX_VFMADD213PD_YMM_YMM_YMMM256: Final = 1509
     """``vfmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A8 /r`` (FMA)"""
-    EVEX_VFMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1161
+    EVEX_VFMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1510
     """``vfmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A8 /r`` (AVX512F)"""
-    EVEX_VFMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 1162
+    EVEX_VFMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 1511
     """``vfmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 1163
+    EVEX_VFMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 1512
     """``vfmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A8 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD231SS_XMM_XMM_XMMM32: Final = 1164
+    VEX_VFMADD231SS_XMM_XMM_XMMM32: Final = 1513
     """``vfmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 B9 /r`` (FMA)"""
-    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1165
+    EVEX_VFMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 1514
     """``vfmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 B9 /r`` (AVX512F)"""
-    VEX_VFMADD231SD_XMM_XMM_XMMM64: Final = 1166
+    VEX_VFMADD231SD_XMM_XMM_XMMM64: Final = 1515
     """``vfmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 B9 /r`` (FMA)"""
-    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1167
+    EVEX_VFMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 1516
     """``vfmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 B9 /r`` (AVX512F)"""
-    VEX_VFMADD231PS_XMM_XMM_XMMM128: Final = 1168
+    VEX_VFMADD231PS_XMM_XMM_XMMM128: Final = 1517
     """``vfmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B8 /r`` (FMA)"""
-    VEX_VFMADD231PS_YMM_YMM_YMMM256: Final = 1169
+    VEX_VFMADD231PS_YMM_YMM_YMMM256: Final = 1518
     """``vfmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B8 /r`` (FMA)"""
-    EVEX_VFMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 1170
+    EVEX_VFMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 1519
     """``vfmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 1171
+    EVEX_VFMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 1520
     """``vfmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1172
+    EVEX_VFMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 1521
     """``vfmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B8 /r`` (AVX512F)"""
-    VEX_VFMADD231PD_XMM_XMM_XMMM128: Final = 1173
+    VEX_VFMADD231PD_XMM_XMM_XMMM128: Final = 1522
     """``vfmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B8 /r`` (FMA)"""
-    VEX_VFMADD231PD_YMM_YMM_YMMM256: Final = 1174
+    VEX_VFMADD231PD_YMM_YMM_YMMM256: Final = 1523
     """``vfmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B8 /r`` (FMA)"""
-    EVEX_VFMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 1175
+    EVEX_VFMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 1524
     """``vfmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 1176
+    EVEX_VFMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 1525
     """``vfmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B8 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1177
+    EVEX_VFMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 1526
     """``vfmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B8 /r`` (AVX512F)"""
-    MOVUPS_XMM_XMMM128: Final = 1178
+    MOVUPS_XMM_XMMM128: Final = 1527
     """``movups W:xmm, R:xmm/m128`` ``0F 10 /r`` (SSE)"""
-    MOVUPS_XMMM128_XMM: Final = 1179
+    REX2_MOVUPS_XMM_XMMM128: Final = 1528
+    """``movups W:xmm, R:xmm/m128`` ``REX2 0F 10 /r`` (SSE)"""
+    MOVUPS_XMMM128_XMM: Final = 1529
     """``movups W:xmm/m128, R:xmm`` ``0F 11 /r`` (SSE)"""
-    MOVUPD_XMM_XMMM128: Final = 1180
+    REX2_MOVUPS_XMMM128_XMM: Final = 1530
+    """``movups W:xmm/m128, R:xmm`` ``REX2 0F 11 /r`` (SSE)"""
+    MOVUPD_XMM_XMMM128: Final = 1531
     """``movupd W:xmm, R:xmm/m128`` ``66 0F 10 /r`` (SSE2)"""
-    MOVUPD_XMMM128_XMM: Final = 1181
+    REX2_MOVUPD_XMM_XMMM128: Final = 1532
+    """``movupd W:xmm, R:xmm/m128`` ``REX2 66 0F 10 /r`` (SSE2)"""
+    MOVUPD_XMMM128_XMM: Final = 1533
     """``movupd W:xmm/m128, R:xmm`` ``66 0F 11 /r`` (SSE2)"""
-    MOVHLPS_XMM_XMM: Final = 1182
+    REX2_MOVUPD_XMMM128_XMM: Final = 1534
+    """``movupd W:xmm/m128, R:xmm`` ``REX2 66 0F 11 /r`` (SSE2)"""
+    MOVHLPS_XMM_XMM: Final = 1535
     """``movhlps RW:xmm, R:xmm`` ``0F 12 /r`` (SSE)"""
-    MOVLPS_XMM_M64: Final = 1183
+    MOVLPS_XMM_M64: Final = 1536
     """``movlps RW:xmm, R:m64`` ``0F 12 /r`` (SSE)"""
-    MOVLPS_M64_XMM: Final = 1184
+    REX2_MOVLPS_XMM_M64: Final = 1537
+    """``movlps RW:xmm, R:m64`` ``REX2 0F 12 /r`` (SSE)"""
+    MOVLPS_M64_XMM: Final = 1538
     """``movlps W:m64, R:xmm`` ``0F 13 /r`` (SSE)"""
-    MOVLPD_XMM_M64: Final = 1185
+    REX2_MOVLPS_M64_XMM: Final = 1539
+    """``movlps W:m64, R:xmm`` ``REX2 0F 13 /r`` (SSE)"""
+    MOVLPD_XMM_M64: Final = 1540
     """``movlpd RW:xmm, R:m64`` ``66 0F 12 /r`` (SSE2)"""
-    MOVLPD_M64_XMM: Final = 1186
+    REX2_MOVLPD_XMM_M64: Final = 1541
+    """``movlpd RW:xmm, R:m64`` ``REX2 66 0F 12 /r`` (SSE2)"""
+    MOVLPD_M64_XMM: Final = 1542
     """``movlpd W:m64, R:xmm`` ``66 0F 13 /r`` (SSE2)"""
-    MOVSLDUP_XMM_XMMM128: Final = 1187
+    REX2_MOVLPD_M64_XMM: Final = 1543
+    """``movlpd W:m64, R:xmm`` ``REX2 66 0F 13 /r`` (SSE2)"""
+    MOVSLDUP_XMM_XMMM128: Final = 1544
     """``movsldup W:xmm, R:xmm/m128`` ``F3 0F 12 /r`` (SSE3)"""
-    MOVDDUP_XMM_XMMM64: Final = 1188
+    REX2_MOVSLDUP_XMM_XMMM128: Final = 1545
+    """``movsldup W:xmm, R:xmm/m128`` ``REX2 F3 0F 12 /r`` (SSE3)"""
+    MOVDDUP_XMM_XMMM64: Final = 1546
     """``movddup W:xmm, R:xmm/m64`` ``F2 0F 12 /r`` (SSE3)"""
-    UNPCKLPS_XMM_XMMM128: Final = 1189
+    REX2_MOVDDUP_XMM_XMMM64: Final = 1547
+    """``movddup W:xmm, R:xmm/m64`` ``REX2 F2 0F 12 /r`` (SSE3)"""
+    UNPCKLPS_XMM_XMMM128: Final = 1548
     """``unpcklps RW:xmm, R:xmm/m128`` ``0F 14 /r`` (SSE)"""
-    UNPCKLPD_XMM_XMMM128: Final = 1190
+    REX2_UNPCKLPS_XMM_XMMM128: Final = 1549
+    """``unpcklps RW:xmm, R:xmm/m128`` ``REX2 0F 14 /r`` (SSE)"""
+    UNPCKLPD_XMM_XMMM128: Final = 1550
     """``unpcklpd RW:xmm, R:xmm/m128`` ``66 0F 14 /r`` (SSE2)"""
-    UNPCKHPS_XMM_XMMM128: Final = 1191
+    REX2_UNPCKLPD_XMM_XMMM128: Final = 1551
+    """``unpcklpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 14 /r`` (SSE2)"""
+    UNPCKHPS_XMM_XMMM128: Final = 1552
     """``unpckhps RW:xmm, R:xmm/m128`` ``0F 15 /r`` (SSE)"""
-    UNPCKHPD_XMM_XMMM128: Final = 1192
+    REX2_UNPCKHPS_XMM_XMMM128: Final = 1553
+    """``unpckhps RW:xmm, R:xmm/m128`` ``REX2 0F 15 /r`` (SSE)"""
+    UNPCKHPD_XMM_XMMM128: Final = 1554
     """``unpckhpd RW:xmm, R:xmm/m128`` ``66 0F 15 /r`` (SSE2)"""
-    MOVLHPS_XMM_XMM: Final = 1193
+    REX2_UNPCKHPD_XMM_XMMM128: Final = 1555
+    """``unpckhpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 15 /r`` (SSE2)"""
+    MOVLHPS_XMM_XMM: Final = 1556
     """``movlhps RW:xmm, R:xmm`` ``0F 16 /r`` (SSE)"""
-    MOVHPS_XMM_M64: Final = 1194
+    MOVHPS_XMM_M64: Final = 1557
     """``movhps RW:xmm, R:m64`` ``0F 16 /r`` (SSE)"""
-    MOVHPS_M64_XMM: Final = 1195
+    REX2_MOVHPS_XMM_M64: Final = 1558
+    """``movhps RW:xmm, R:m64`` ``REX2 0F 16 /r`` (SSE)"""
+    MOVHPS_M64_XMM: Final = 1559
     """``movhps W:m64, R:xmm`` ``0F 17 /r`` (SSE)"""
-    MOVHPD_XMM_M64: Final = 1196
+    REX2_MOVHPS_M64_XMM: Final = 1560
+    """``movhps W:m64, R:xmm`` ``REX2 0F 17 /r`` (SSE)"""
+    MOVHPD_XMM_M64: Final = 1561
     """``movhpd RW:xmm, R:m64`` ``66 0F 16 /r`` (SSE2)"""
-    MOVHPD_M64_XMM: Final = 1197
+    REX2_MOVHPD_XMM_M64: Final = 1562
+    """``movhpd RW:xmm, R:m64`` ``REX2 66 0F 16 /r`` (SSE2)"""
+    MOVHPD_M64_XMM: Final = 1563
     """``movhpd W:m64, R:xmm`` ``66 0F 17 /r`` (SSE2)"""
-    MOVSHDUP_XMM_XMMM128: Final = 1198
+    REX2_MOVHPD_M64_XMM: Final = 1564
+    """``movhpd W:m64, R:xmm`` ``REX2 66 0F 17 /r`` (SSE2)"""
+    MOVSHDUP_XMM_XMMM128: Final = 1565
     """``movshdup W:xmm, R:xmm/m128`` ``F3 0F 16 /r`` (SSE3)"""
-    PREFETCHNTA_M8: Final = 1199
+    REX2_MOVSHDUP_XMM_XMMM128: Final = 1566
+    """``movshdup W:xmm, R:xmm/m128`` ``REX2 F3 0F 16 /r`` (SSE3)"""
+    PREFETCHNTA_M8: Final = 1567
     """``prefetchnta N:m8`` ``0F 18 /0`` (SSE)"""
-    PREFETCHT0_M8: Final = 1200
+    REX2_PREFETCHNTA_M8: Final = 1568
+    """``prefetchnta N:m8`` ``REX2 0F 18 /0`` (SSE)"""
+    PREFETCHT0_M8: Final = 1569
     """``prefetcht0 N:m8`` ``0F 18 /1`` (SSE)"""
-    PREFETCHT1_M8: Final = 1201
+    REX2_PREFETCHT0_M8: Final = 1570
+    """``prefetcht0 N:m8`` ``REX2 0F 18 /1`` (SSE)"""
+    PREFETCHT1_M8: Final = 1571
     """``prefetcht1 N:m8`` ``0F 18 /2`` (SSE)"""
-    PREFETCHT2_M8: Final = 1202
+    REX2_PREFETCHT1_M8: Final = 1572
+    """``prefetcht1 N:m8`` ``REX2 0F 18 /2`` (SSE)"""
+    PREFETCHT2_M8: Final = 1573
     """``prefetcht2 N:m8`` ``0F 18 /3`` (SSE)"""
-    MOVAPS_XMM_XMMM128: Final = 1203
+    REX2_PREFETCHT2_M8: Final = 1574
+    """``prefetcht2 N:m8`` ``REX2 0F 18 /3`` (SSE)"""
+    MOVAPS_XMM_XMMM128: Final = 1575
     """``movaps W:xmm, R:xmm/m128`` ``0F 28 /r`` (SSE)"""
-    MOVAPS_XMMM128_XMM: Final = 1204
+    REX2_MOVAPS_XMM_XMMM128: Final = 1576
+    """``movaps W:xmm, R:xmm/m128`` ``REX2 0F 28 /r`` (SSE)"""
+    MOVAPS_XMMM128_XMM: Final = 1577
     """``movaps W:xmm/m128, R:xmm`` ``0F 29 /r`` (SSE)"""
-    MOVSS_XMM_XMMM32: Final = 1205
+    REX2_MOVAPS_XMMM128_XMM: Final = 1578
+    """``movaps W:xmm/m128, R:xmm`` ``REX2 0F 29 /r`` (SSE)"""
+    MOVSS_XMM_XMMM32: Final = 1579
     """``movss RW:xmm, R:xmm/m32`` ``F3 0F 10 /r`` (SSE)"""
-    MOVSS_XMMM32_XMM: Final = 1206
+    REX2_MOVSS_XMM_XMMM32: Final = 1580
+    """``movss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 10 /r`` (SSE)"""
+    MOVSS_XMMM32_XMM: Final = 1581
     """``movss RW:xmm/m32, R:xmm`` ``F3 0F 11 /r`` (SSE)"""
-    MOVAPD_XMM_XMMM128: Final = 1207
+    REX2_MOVSS_XMMM32_XMM: Final = 1582
+    """``movss RW:xmm/m32, R:xmm`` ``REX2 F3 0F 11 /r`` (SSE)"""
+    MOVAPD_XMM_XMMM128: Final = 1583
     """``movapd W:xmm, R:xmm/m128`` ``66 0F 28 /r`` (SSE2)"""
-    MOVAPD_XMMM128_XMM: Final = 1208
+    REX2_MOVAPD_XMM_XMMM128: Final = 1584
+    """``movapd W:xmm, R:xmm/m128`` ``REX2 66 0F 28 /r`` (SSE2)"""
+    MOVAPD_XMMM128_XMM: Final = 1585
     """``movapd W:xmm/m128, R:xmm`` ``66 0F 29 /r`` (SSE2)"""
-    CVTSI2SS_XMM_RM32: Final = 1209
+    REX2_MOVAPD_XMMM128_XMM: Final = 1586
+    """``movapd W:xmm/m128, R:xmm`` ``REX2 66 0F 29 /r`` (SSE2)"""
+    CVTSI2SS_XMM_RM32: Final = 1587
     """``cvtsi2ss RW:xmm, R:r32/m32`` ``F3 0F 2A /r`` (SSE)"""
-    CVTSI2SS_XMM_RM64: Final = 1210
+    REX2_CVTSI2SS_XMM_RM32: Final = 1588
+    """``cvtsi2ss RW:xmm, R:r32/m32`` ``REX2 F3 0F 2A /r`` (SSE)"""
+    CVTSI2SS_XMM_RM64: Final = 1589
     """``cvtsi2ss RW:xmm, R:r64/m64`` ``F3 REX.W 0F 2A /r`` (SSE)"""
-    CVTSI2SD_XMM_RM32: Final = 1211
+    REX2_CVTSI2SS_XMM_RM64: Final = 1590
+    """``cvtsi2ss RW:xmm, R:r64/m64`` ``REX2 F3 REX.W 0F 2A /r`` (SSE)"""
+    CVTSI2SD_XMM_RM32: Final = 1591
     """``cvtsi2sd RW:xmm, R:r32/m32`` ``F2 0F 2A /r`` (SSE2)"""
-    CVTSI2SD_XMM_RM64: Final = 1212
+    REX2_CVTSI2SD_XMM_RM32: Final = 1592
+    """``cvtsi2sd RW:xmm, R:r32/m32`` ``REX2 F2 0F 2A /r`` (SSE2)"""
+    CVTSI2SD_XMM_RM64: Final = 1593
     """``cvtsi2sd RW:xmm, R:r64/m64`` ``F2 REX.W 0F 2A /r`` (SSE2)"""
-    MOVNTPS_M128_XMM: Final = 1213
+    REX2_CVTSI2SD_XMM_RM64: Final = 1594
+    """``cvtsi2sd RW:xmm, R:r64/m64`` ``REX2 F2 REX.W 0F 2A /r`` (SSE2)"""
+    MOVNTPS_M128_XMM: Final = 1595
     """``movntps W:m128, R:xmm`` ``0F 2B /r`` (SSE)"""
-    MOVNTPD_M128_XMM: Final = 1214
+    REX2_MOVNTPS_M128_XMM: Final = 1596
+    """``movntps W:m128, R:xmm`` ``REX2 0F 2B /r`` (SSE)"""
+    MOVNTPD_M128_XMM: Final = 1597
     """``movntpd W:m128, R:xmm`` ``66 0F 2B /r`` (SSE2)"""
-    CVTTSS2SI_R32_XMMM32: Final = 1215
+    REX2_MOVNTPD_M128_XMM: Final = 1598
+    """``movntpd W:m128, R:xmm`` ``REX2 66 0F 2B /r`` (SSE2)"""
+    CVTTSS2SI_R32_XMMM32: Final = 1599
     """``cvttss2si W:r32, R:xmm/m32`` ``F3 0F 2C /r`` (SSE)"""
-    CVTTSS2SI_R64_XMMM32: Final = 1216
+    REX2_CVTTSS2SI_R32_XMMM32: Final = 1600
+    """``cvttss2si W:r32, R:xmm/m32`` ``REX2 F3 0F 2C /r`` (SSE)"""
+    CVTTSS2SI_R64_XMMM32: Final = 1601
     """``cvttss2si W:r64, R:xmm/m32`` ``F3 REX.W 0F 2C /r`` (SSE)"""
-    CVTTSD2SI_R32_XMMM64: Final = 1217
+    REX2_CVTTSS2SI_R64_XMMM32: Final = 1602
+    """``cvttss2si W:r64, R:xmm/m32`` ``REX2 F3 REX.W 0F 2C /r`` (SSE)"""
+    CVTTSD2SI_R32_XMMM64: Final = 1603
     """``cvttsd2si W:r32, R:xmm/m64`` ``F2 0F 2C /r`` (SSE2)"""
-    CVTTSD2SI_R64_XMMM64: Final = 1218
+    REX2_CVTTSD2SI_R32_XMMM64: Final = 1604
+    """``cvttsd2si W:r32, R:xmm/m64`` ``REX2 F2 0F 2C /r`` (SSE2)"""
+    CVTTSD2SI_R64_XMMM64: Final = 1605
     """``cvttsd2si W:r64, R:xmm/m64`` ``F2 REX.W 0F 2C /r`` (SSE2)"""
-    CVTSS2SI_R32_XMMM32: Final = 1219
+    REX2_CVTTSD2SI_R64_XMMM64: Final = 1606
+    """``cvttsd2si W:r64, R:xmm/m64`` ``REX2 F2 REX.W 0F 2C /r`` (SSE2)"""
+    CVTSS2SI_R32_XMMM32: Final = 1607
     """``cvtss2si W:r32, R:xmm/m32`` ``F3 0F 2D /r`` (SSE)"""
-    CVTSS2SI_R64_XMMM32: Final = 1220
+    REX2_CVTSS2SI_R32_XMMM32: Final = 1608
+    """``cvtss2si W:r32, R:xmm/m32`` ``REX2 F3 0F 2D /r`` (SSE)"""
+    CVTSS2SI_R64_XMMM32: Final = 1609
     """``cvtss2si W:r64, R:xmm/m32`` ``F3 REX.W 0F 2D /r`` (SSE)"""
-    CVTSD2SI_R32_XMMM64: Final = 1221
+    REX2_CVTSS2SI_R64_XMMM32: Final = 1610
+    """``cvtss2si W:r64, R:xmm/m32`` ``REX2 F3 REX.W 0F 2D /r`` (SSE)"""
+    CVTSD2SI_R32_XMMM64: Final = 1611
     """``cvtsd2si W:r32, R:xmm/m64`` ``F2 0F 2D /r`` (SSE2)"""
-    CVTSD2SI_R64_XMMM64: Final = 1222
+    REX2_CVTSD2SI_R32_XMMM64: Final = 1612
+    """``cvtsd2si W:r32, R:xmm/m64`` ``REX2 F2 0F 2D /r`` (SSE2)"""
+    CVTSD2SI_R64_XMMM64: Final = 1613
     """``cvtsd2si W:r64, R:xmm/m64`` ``F2 REX.W 0F 2D /r`` (SSE2)"""
-    UCOMISS_XMM_XMMM32: Final = 1223
+    REX2_CVTSD2SI_R64_XMMM64: Final = 1614
+    """``cvtsd2si W:r64, R:xmm/m64`` ``REX2 F2 REX.W 0F 2D /r`` (SSE2)"""
+    UCOMISS_XMM_XMMM32: Final = 1615
     """``ucomiss R:xmm, R:xmm/m32`` ``0F 2E /r`` (SSE)"""
-    UCOMISD_XMM_XMMM64: Final = 1224
+    REX2_UCOMISS_XMM_XMMM32: Final = 1616
+    """``ucomiss R:xmm, R:xmm/m32`` ``REX2 0F 2E /r`` (SSE)"""
+    UCOMISD_XMM_XMMM64: Final = 1617
     """``ucomisd R:xmm, R:xmm/m64`` ``66 0F 2E /r`` (SSE2)"""
-    COMISS_XMM_XMMM32: Final = 1225
+    REX2_UCOMISD_XMM_XMMM64: Final = 1618
+    """``ucomisd R:xmm, R:xmm/m64`` ``REX2 66 0F 2E /r`` (SSE2)"""
+    COMISS_XMM_XMMM32: Final = 1619
     """``comiss R:xmm, R:xmm/m32`` ``0F 2F /r`` (SSE)"""
-    COMISD_XMM_XMMM64: Final = 1226
+    REX2_COMISS_XMM_XMMM32: Final = 1620
+    """``comiss R:xmm, R:xmm/m32`` ``REX2 0F 2F /r`` (SSE)"""
+    COMISD_XMM_XMMM64: Final = 1621
     """``comisd R:xmm, R:xmm/m64`` ``66 0F 2F /r`` (SSE2)"""
-    MOVMSKPS_R32_XMM: Final = 1227
+    REX2_COMISD_XMM_XMMM64: Final = 1622
+    """``comisd R:xmm, R:xmm/m64`` ``REX2 66 0F 2F /r`` (SSE2)"""
+    MOVMSKPS_R32_XMM: Final = 1623
     """``movmskps W:r32, R:xmm`` ``0F 50 /r`` (SSE)"""
-    MOVMSKPS_R64_XMM: Final = 1228
+    REX2_MOVMSKPS_R32_XMM: Final = 1624
+    """``movmskps W:r32, R:xmm`` ``REX2 0F 50 /r`` (SSE)"""
+    MOVMSKPS_R64_XMM: Final = 1625
     """``movmskps W:r64, R:xmm`` ``REX.W 0F 50 /r`` (SSE)"""
-    MOVMSKPD_R32_XMM: Final = 1229
+    REX2_MOVMSKPS_R64_XMM: Final = 1626
+    """``movmskps W:r64, R:xmm`` ``REX2 REX.W 0F 50 /r`` (SSE)"""
+    MOVMSKPD_R32_XMM: Final = 1627
     """``movmskpd W:r32, R:xmm`` ``66 0F 50 /r`` (SSE2)"""
-    MOVMSKPD_R64_XMM: Final = 1230
+    REX2_MOVMSKPD_R32_XMM: Final = 1628
+    """``movmskpd W:r32, R:xmm`` ``REX2 66 0F 50 /r`` (SSE2)"""
+    MOVMSKPD_R64_XMM: Final = 1629
     """``movmskpd W:r64, R:xmm`` ``66 REX.W 0F 50 /r`` (SSE2)"""
-    SQRTPS_XMM_XMMM128: Final = 1231
+    SQRTPS_XMM_XMMM128: Final = 1630
     """``sqrtps W:xmm, R:xmm/m128`` ``0F 51 /r`` (SSE)"""
-    SQRTPD_XMM_XMMM128: Final = 1232
+    REX2_SQRTPS_XMM_XMMM128: Final = 1631
+    """``sqrtps W:xmm, R:xmm/m128`` ``REX2 0F 51 /r`` (SSE)"""
+    SQRTPD_XMM_XMMM128: Final = 1632
     """``sqrtpd W:xmm, R:xmm/m128`` ``66 0F 51 /r`` (SSE2)"""
-    SQRTSS_XMM_XMMM32: Final = 1233
+    REX2_SQRTPD_XMM_XMMM128: Final = 1633
+    """``sqrtpd W:xmm, R:xmm/m128`` ``REX2 66 0F 51 /r`` (SSE2)"""
+    SQRTSS_XMM_XMMM32: Final = 1634
     """``sqrtss RW:xmm, R:xmm/m32`` ``F3 0F 51 /r`` (SSE)"""
-    SQRTSD_XMM_XMMM64: Final = 1234
+    REX2_SQRTSS_XMM_XMMM32: Final = 1635
+    """``sqrtss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 51 /r`` (SSE)"""
+    SQRTSD_XMM_XMMM64: Final = 1636
     """``sqrtsd RW:xmm, R:xmm/m64`` ``F2 0F 51 /r`` (SSE2)"""
-    RSQRTPS_XMM_XMMM128: Final = 1235
+    REX2_SQRTSD_XMM_XMMM64: Final = 1637
+    """``sqrtsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 51 /r`` (SSE2)"""
+    RSQRTPS_XMM_XMMM128: Final = 1638
     """``rsqrtps W:xmm, R:xmm/m128`` ``0F 52 /r`` (SSE)"""
-    RSQRTSS_XMM_XMMM32: Final = 1236
+    REX2_RSQRTPS_XMM_XMMM128: Final = 1639
+    """``rsqrtps W:xmm, R:xmm/m128`` ``REX2 0F 52 /r`` (SSE)"""
+    RSQRTSS_XMM_XMMM32: Final = 1640
     """``rsqrtss RW:xmm, R:xmm/m32`` ``F3 0F 52 /r`` (SSE)"""
-    RCPPS_XMM_XMMM128: Final = 1237
+    REX2_RSQRTSS_XMM_XMMM32: Final = 1641
+    """``rsqrtss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 52 /r`` (SSE)"""
+    RCPPS_XMM_XMMM128: Final = 1642
     """``rcpps W:xmm, R:xmm/m128`` ``0F 53 /r`` (SSE)"""
-    RCPSS_XMM_XMMM32: Final = 1238
+    REX2_RCPPS_XMM_XMMM128: Final = 1643
+    """``rcpps W:xmm, R:xmm/m128`` ``REX2 0F 53 /r`` (SSE)"""
+    RCPSS_XMM_XMMM32: Final = 1644
     """``rcpss RW:xmm, R:xmm/m32`` ``F3 0F 53 /r`` (SSE)"""
-    ANDPS_XMM_XMMM128: Final = 1239
+    REX2_RCPSS_XMM_XMMM32: Final = 1645
+    """``rcpss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 53 /r`` (SSE)"""
+    ANDPS_XMM_XMMM128: Final = 1646
     """``andps RW:xmm, R:xmm/m128`` ``0F 54 /r`` (SSE)"""
-    ANDPD_XMM_XMMM128: Final = 1240
+    REX2_ANDPS_XMM_XMMM128: Final = 1647
+    """``andps RW:xmm, R:xmm/m128`` ``REX2 0F 54 /r`` (SSE)"""
+    ANDPD_XMM_XMMM128: Final = 1648
     """``andpd RW:xmm, R:xmm/m128`` ``66 0F 54 /r`` (SSE2)"""
-    ANDNPS_XMM_XMMM128: Final = 1241
+    REX2_ANDPD_XMM_XMMM128: Final = 1649
+    """``andpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 54 /r`` (SSE2)"""
+    ANDNPS_XMM_XMMM128: Final = 1650
     """``andnps RW:xmm, R:xmm/m128`` ``0F 55 /r`` (SSE)"""
-    ANDNPD_XMM_XMMM128: Final = 1242
+    REX2_ANDNPS_XMM_XMMM128: Final = 1651
+    """``andnps RW:xmm, R:xmm/m128`` ``REX2 0F 55 /r`` (SSE)"""
+    ANDNPD_XMM_XMMM128: Final = 1652
     """``andnpd RW:xmm, R:xmm/m128`` ``66 0F 55 /r`` (SSE2)"""
-    ORPS_XMM_XMMM128: Final = 1243
+    REX2_ANDNPD_XMM_XMMM128: Final = 1653
+    """``andnpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 55 /r`` (SSE2)"""
+    ORPS_XMM_XMMM128: Final = 1654
     """``orps RW:xmm, R:xmm/m128`` ``0F 56 /r`` (SSE)"""
-    ORPD_XMM_XMMM128: Final = 1244
+    REX2_ORPS_XMM_XMMM128: Final = 1655
+    """``orps RW:xmm, R:xmm/m128`` ``REX2 0F 56 /r`` (SSE)"""
+    ORPD_XMM_XMMM128: Final = 1656
     """``orpd RW:xmm, R:xmm/m128`` ``66 0F 56 /r`` (SSE2)"""
-    XORPS_XMM_XMMM128: Final = 1245
+    REX2_ORPD_XMM_XMMM128: Final = 1657
+    """``orpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 56 /r`` (SSE2)"""
+    XORPS_XMM_XMMM128: Final = 1658
     """``xorps RW:xmm, R:xmm/m128`` ``0F 57 /r`` (SSE)"""
-    XORPD_XMM_XMMM128: Final = 1246
+    REX2_XORPS_XMM_XMMM128: Final = 1659
+    """``xorps RW:xmm, R:xmm/m128`` ``REX2 0F 57 /r`` (SSE)"""
+    XORPD_XMM_XMMM128: Final = 1660
     """``xorpd RW:xmm, R:xmm/m128`` ``66 0F 57 /r`` (SSE2)"""
-    ADDPS_XMM_XMMM128: Final = 1247
+    REX2_XORPD_XMM_XMMM128: Final = 1661
+    """``xorpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 57 /r`` (SSE2)"""
+    ADDPS_XMM_XMMM128: Final = 1662
     """``addps RW:xmm, R:xmm/m128`` ``0F 58 /r`` (SSE)"""
-    ADDPD_XMM_XMMM128: Final = 1248
+    REX2_ADDPS_XMM_XMMM128: Final = 1663
+    """``addps RW:xmm, R:xmm/m128`` ``REX2 0F 58 /r`` (SSE)"""
+    ADDPD_XMM_XMMM128: Final = 1664
     """``addpd RW:xmm, R:xmm/m128`` ``66 0F 58 /r`` (SSE2)"""
-    ADDSS_XMM_XMMM32: Final = 1249
+    REX2_ADDPD_XMM_XMMM128: Final = 1665
+    """``addpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 58 /r`` (SSE2)"""
+    ADDSS_XMM_XMMM32: Final = 1666
     """``addss RW:xmm, R:xmm/m32`` ``F3 0F 58 /r`` (SSE)"""
-    ADDSD_XMM_XMMM64: Final = 1250
+    REX2_ADDSS_XMM_XMMM32: Final = 1667
+    """``addss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 58 /r`` (SSE)"""
+    ADDSD_XMM_XMMM64: Final = 1668
     """``addsd RW:xmm, R:xmm/m64`` ``F2 0F 58 /r`` (SSE2)"""
-    MULPS_XMM_XMMM128: Final = 1251
+    REX2_ADDSD_XMM_XMMM64: Final = 1669
+    """``addsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 58 /r`` (SSE2)"""
+    MULPS_XMM_XMMM128: Final = 1670
     """``mulps RW:xmm, R:xmm/m128`` ``0F 59 /r`` (SSE)"""
-    MULPD_XMM_XMMM128: Final = 1252
+    REX2_MULPS_XMM_XMMM128: Final = 1671
+    """``mulps RW:xmm, R:xmm/m128`` ``REX2 0F 59 /r`` (SSE)"""
+    MULPD_XMM_XMMM128: Final = 1672
     """``mulpd RW:xmm, R:xmm/m128`` ``66 0F 59 /r`` (SSE2)"""
-    MULSS_XMM_XMMM32: Final = 1253
+    REX2_MULPD_XMM_XMMM128: Final = 1673
+    """``mulpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 59 /r`` (SSE2)"""
+    MULSS_XMM_XMMM32: Final = 1674
     """``mulss RW:xmm, R:xmm/m32`` ``F3 0F 59 /r`` (SSE)"""
-    MULSD_XMM_XMMM64: Final = 1254
+    REX2_MULSS_XMM_XMMM32: Final = 1675
+    """``mulss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 59 /r`` (SSE)"""
+    MULSD_XMM_XMMM64: Final = 1676
     """``mulsd RW:xmm, R:xmm/m64`` ``F2 0F 59 /r`` (SSE2)"""
-    CVTPS2PD_XMM_XMMM64: Final = 1255
+    REX2_MULSD_XMM_XMMM64: Final = 1677
+    """``mulsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 59 /r`` (SSE2)"""
+    CVTPS2PD_XMM_XMMM64: Final = 1678
     """``cvtps2pd W:xmm, R:xmm/m64`` ``0F 5A /r`` (SSE2)"""
-    CVTPD2PS_XMM_XMMM128: Final = 1256
+    REX2_CVTPS2PD_XMM_XMMM64: Final = 1679
+    """``cvtps2pd W:xmm, R:xmm/m64`` ``REX2 0F 5A /r`` (SSE2)"""
+    CVTPD2PS_XMM_XMMM128: Final = 1680
     """``cvtpd2ps W:xmm, R:xmm/m128`` ``66 0F 5A /r`` (SSE2)"""
-    CVTSS2SD_XMM_XMMM32: Final = 1257
+    REX2_CVTPD2PS_XMM_XMMM128: Final = 1681
+    """``cvtpd2ps W:xmm, R:xmm/m128`` ``REX2 66 0F 5A /r`` (SSE2)"""
+    CVTSS2SD_XMM_XMMM32: Final = 1682
     """``cvtss2sd RW:xmm, R:xmm/m32`` ``F3 0F 5A /r`` (SSE2)"""
-    CVTSD2SS_XMM_XMMM64: Final = 1258
+    REX2_CVTSS2SD_XMM_XMMM32: Final = 1683
+    """``cvtss2sd RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5A /r`` (SSE2)"""
+    CVTSD2SS_XMM_XMMM64: Final = 1684
     """``cvtsd2ss RW:xmm, R:xmm/m64`` ``F2 0F 5A /r`` (SSE2)"""
-    CVTDQ2PS_XMM_XMMM128: Final = 1259
+    REX2_CVTSD2SS_XMM_XMMM64: Final = 1685
+    """``cvtsd2ss RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5A /r`` (SSE2)"""
+    CVTDQ2PS_XMM_XMMM128: Final = 1686
     """``cvtdq2ps W:xmm, R:xmm/m128`` ``0F 5B /r`` (SSE2)"""
-    CVTPS2DQ_XMM_XMMM128: Final = 1260
+    REX2_CVTDQ2PS_XMM_XMMM128: Final = 1687
+    """``cvtdq2ps W:xmm, R:xmm/m128`` ``REX2 0F 5B /r`` (SSE2)"""
+    CVTPS2DQ_XMM_XMMM128: Final = 1688
     """``cvtps2dq W:xmm, R:xmm/m128`` ``66 0F 5B /r`` (SSE2)"""
-    CVTTPS2DQ_XMM_XMMM128: Final = 1261
+    REX2_CVTPS2DQ_XMM_XMMM128: Final = 1689
+    """``cvtps2dq W:xmm, R:xmm/m128`` ``REX2 66 0F 5B /r`` (SSE2)"""
+    CVTTPS2DQ_XMM_XMMM128: Final = 1690
     """``cvttps2dq W:xmm, R:xmm/m128`` ``F3 0F 5B /r`` (SSE2)"""
-    SUBPS_XMM_XMMM128: Final = 1262
+    REX2_CVTTPS2DQ_XMM_XMMM128: Final = 1691
+    """``cvttps2dq W:xmm, R:xmm/m128`` ``REX2 F3 0F 5B /r`` (SSE2)"""
+    SUBPS_XMM_XMMM128: Final = 1692
     """``subps RW:xmm, R:xmm/m128`` ``0F 5C /r`` (SSE)"""
-    SUBPD_XMM_XMMM128: Final = 1263
+    REX2_SUBPS_XMM_XMMM128: Final = 1693
+    """``subps RW:xmm, R:xmm/m128`` ``REX2 0F 5C /r`` (SSE)"""
+    SUBPD_XMM_XMMM128: Final = 1694
     """``subpd RW:xmm, R:xmm/m128`` ``66 0F 5C /r`` (SSE2)"""
-    SUBSS_XMM_XMMM32: Final = 1264
+    REX2_SUBPD_XMM_XMMM128: Final = 1695
+    """``subpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5C /r`` (SSE2)"""
+    SUBSS_XMM_XMMM32: Final = 1696
     """``subss RW:xmm, R:xmm/m32`` ``F3 0F 5C /r`` (SSE)"""
-    SUBSD_XMM_XMMM64: Final = 1265
+    REX2_SUBSS_XMM_XMMM32: Final = 1697
+    """``subss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5C /r`` (SSE)"""
+    SUBSD_XMM_XMMM64: Final = 1698
     """``subsd RW:xmm, R:xmm/m64`` ``F2 0F 5C /r`` (SSE2)"""
-    MINPS_XMM_XMMM128: Final = 1266
+    REX2_SUBSD_XMM_XMMM64: Final = 1699
+    """``subsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5C /r`` (SSE2)"""
+    MINPS_XMM_XMMM128: Final = 1700
     """``minps RW:xmm, R:xmm/m128`` ``0F 5D /r`` (SSE)"""
-    MINPD_XMM_XMMM128: Final = 1267
+    REX2_MINPS_XMM_XMMM128: Final = 1701
+    """``minps RW:xmm, R:xmm/m128`` ``REX2 0F 5D /r`` (SSE)"""
+    MINPD_XMM_XMMM128: Final = 1702
     """``minpd RW:xmm, R:xmm/m128`` ``66 0F 5D /r`` (SSE2)"""
-    MINSS_XMM_XMMM32: Final = 1268
+    REX2_MINPD_XMM_XMMM128: Final = 1703
+    """``minpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5D /r`` (SSE2)"""
+    MINSS_XMM_XMMM32: Final = 1704
     """``minss RW:xmm, R:xmm/m32`` ``F3 0F 5D /r`` (SSE)"""
-    MINSD_XMM_XMMM64: Final = 1269
+    REX2_MINSS_XMM_XMMM32: Final = 1705
+    """``minss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5D /r`` (SSE)"""
+    MINSD_XMM_XMMM64: Final = 1706
     """``minsd RW:xmm, R:xmm/m64`` ``F2 0F 5D /r`` (SSE2)"""
-    DIVPS_XMM_XMMM128: Final = 1270
+    REX2_MINSD_XMM_XMMM64: Final = 1707
+    """``minsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5D /r`` (SSE2)"""
+    DIVPS_XMM_XMMM128: Final = 1708
     """``divps RW:xmm, R:xmm/m128`` ``0F 5E /r`` (SSE)"""
-    DIVPD_XMM_XMMM128: Final = 1271
+    REX2_DIVPS_XMM_XMMM128: Final = 1709
+    """``divps RW:xmm, R:xmm/m128`` ``REX2 0F 5E /r`` (SSE)"""
+    DIVPD_XMM_XMMM128: Final = 1710
     """``divpd RW:xmm, R:xmm/m128`` ``66 0F 5E /r`` (SSE2)"""
-    DIVSS_XMM_XMMM32: Final = 1272
+    REX2_DIVPD_XMM_XMMM128: Final = 1711
+    """``divpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5E /r`` (SSE2)"""
+    DIVSS_XMM_XMMM32: Final = 1712
     """``divss RW:xmm, R:xmm/m32`` ``F3 0F 5E /r`` (SSE)"""
-    DIVSD_XMM_XMMM64: Final = 1273
+    REX2_DIVSS_XMM_XMMM32: Final = 1713
+    """``divss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5E /r`` (SSE)"""
+    DIVSD_XMM_XMMM64: Final = 1714
     """``divsd RW:xmm, R:xmm/m64`` ``F2 0F 5E /r`` (SSE2)"""
-    MAXPS_XMM_XMMM128: Final = 1274
+    REX2_DIVSD_XMM_XMMM64: Final = 1715
+    """``divsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5E /r`` (SSE2)"""
+    MAXPS_XMM_XMMM128: Final = 1716
     """``maxps RW:xmm, R:xmm/m128`` ``0F 5F /r`` (SSE)"""
-    MAXPD_XMM_XMMM128: Final = 1275
+    REX2_MAXPS_XMM_XMMM128: Final = 1717
+    """``maxps RW:xmm, R:xmm/m128`` ``REX2 0F 5F /r`` (SSE)"""
+    MAXPD_XMM_XMMM128: Final = 1718
     """``maxpd RW:xmm, R:xmm/m128`` ``66 0F 5F /r`` (SSE2)"""
-    MAXSS_XMM_XMMM32: Final = 1276
+    REX2_MAXPD_XMM_XMMM128: Final = 1719
+    """``maxpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 5F /r`` (SSE2)"""
+    MAXSS_XMM_XMMM32: Final = 1720
     """``maxss RW:xmm, R:xmm/m32`` ``F3 0F 5F /r`` (SSE)"""
-    MAXSD_XMM_XMMM64: Final = 1277
+    REX2_MAXSS_XMM_XMMM32: Final = 1721
+    """``maxss RW:xmm, R:xmm/m32`` ``REX2 F3 0F 5F /r`` (SSE)"""
+    MAXSD_XMM_XMMM64: Final = 1722
     """``maxsd RW:xmm, R:xmm/m64`` ``F2 0F 5F /r`` (SSE2)"""
-    PUNPCKLBW_XMM_XMMM128: Final = 1278
+    REX2_MAXSD_XMM_XMMM64: Final = 1723
+    """``maxsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 5F /r`` (SSE2)"""
+    PUNPCKLBW_XMM_XMMM128: Final = 1724
     """``punpcklbw RW:xmm, R:xmm/m128`` ``66 0F 60 /r`` (SSE2)"""
-    PUNPCKLBW_MM_MMM32: Final = 1279
+    REX2_PUNPCKLBW_XMM_XMMM128: Final = 1725
+    """``punpcklbw RW:xmm, R:xmm/m128`` ``REX2 66 0F 60 /r`` (SSE2)"""
+    PUNPCKLBW_MM_MMM32: Final = 1726
     """``punpcklbw RW:mm, R:mm/m32`` ``0F 60 /r`` (MMX)"""
-    PUNPCKLWD_XMM_XMMM128: Final = 1280
+    REX2_PUNPCKLBW_MM_MMM32: Final = 1727
+    """``punpcklbw RW:mm, R:mm/m32`` ``REX2 0F 60 /r`` (MMX)"""
+    PUNPCKLWD_XMM_XMMM128: Final = 1728
     """``punpcklwd RW:xmm, R:xmm/m128`` ``66 0F 61 /r`` (SSE2)"""
-    PUNPCKLWD_MM_MMM32: Final = 1281
+    REX2_PUNPCKLWD_XMM_XMMM128: Final = 1729
+    """``punpcklwd RW:xmm, R:xmm/m128`` ``REX2 66 0F 61 /r`` (SSE2)"""
+    PUNPCKLWD_MM_MMM32: Final = 1730
     """``punpcklwd RW:mm, R:mm/m32`` ``0F 61 /r`` (MMX)"""
-    PUNPCKLDQ_XMM_XMMM128: Final = 1282
+    REX2_PUNPCKLWD_MM_MMM32: Final = 1731
+    """``punpcklwd RW:mm, R:mm/m32`` ``REX2 0F 61 /r`` (MMX)"""
+    PUNPCKLDQ_XMM_XMMM128: Final = 1732
     """``punpckldq RW:xmm, R:xmm/m128`` ``66 0F 62 /r`` (SSE2)"""
-    PUNPCKLDQ_MM_MMM32: Final = 1283
+    REX2_PUNPCKLDQ_XMM_XMMM128: Final = 1733
+    """``punpckldq RW:xmm, R:xmm/m128`` ``REX2 66 0F 62 /r`` (SSE2)"""
+    PUNPCKLDQ_MM_MMM32: Final = 1734
     """``punpckldq RW:mm, R:mm/m32`` ``0F 62 /r`` (MMX)"""
-    PACKSSWB_XMM_XMMM128: Final = 1284
+    REX2_PUNPCKLDQ_MM_MMM32: Final = 1735
+    """``punpckldq RW:mm, R:mm/m32`` ``REX2 0F 62 /r`` (MMX)"""
+    PACKSSWB_XMM_XMMM128: Final = 1736
     """``packsswb RW:xmm, R:xmm/m128`` ``66 0F 63 /r`` (SSE2)"""
-    PACKSSWB_MM_MMM64: Final = 1285
+    REX2_PACKSSWB_XMM_XMMM128: Final = 1737
+    """``packsswb RW:xmm, R:xmm/m128`` ``REX2 66 0F 63 /r`` (SSE2)"""
+    PACKSSWB_MM_MMM64: Final = 1738
     """``packsswb RW:mm, R:mm/m64`` ``0F 63 /r`` (MMX)"""
-    PCMPGTB_XMM_XMMM128: Final = 1286
+    REX2_PACKSSWB_MM_MMM64: Final = 1739
+    """``packsswb RW:mm, R:mm/m64`` ``REX2 0F 63 /r`` (MMX)"""
+    PCMPGTB_XMM_XMMM128: Final = 1740
     """``pcmpgtb RW:xmm, R:xmm/m128`` ``66 0F 64 /r`` (SSE2)"""
-    PCMPGTB_MM_MMM64: Final = 1287
+    REX2_PCMPGTB_XMM_XMMM128: Final = 1741
+    """``pcmpgtb RW:xmm, R:xmm/m128`` ``REX2 66 0F 64 /r`` (SSE2)"""
+    PCMPGTB_MM_MMM64: Final = 1742
     """``pcmpgtb RW:mm, R:mm/m64`` ``0F 64 /r`` (MMX)"""
-    PCMPGTW_XMM_XMMM128: Final = 1288
+    REX2_PCMPGTB_MM_MMM64: Final = 1743
+    """``pcmpgtb RW:mm, R:mm/m64`` ``REX2 0F 64 /r`` (MMX)"""
+    PCMPGTW_XMM_XMMM128: Final = 1744
     """``pcmpgtw RW:xmm, R:xmm/m128`` ``66 0F 65 /r`` (SSE2)"""
-    PCMPGTW_MM_MMM64: Final = 1289
+    REX2_PCMPGTW_XMM_XMMM128: Final = 1745
+    """``pcmpgtw RW:xmm, R:xmm/m128`` ``REX2 66 0F 65 /r`` (SSE2)"""
+    PCMPGTW_MM_MMM64: Final = 1746
     """``pcmpgtw RW:mm, R:mm/m64`` ``0F 65 /r`` (MMX)"""
-    PCMPGTD_XMM_XMMM128: Final = 1290
+    REX2_PCMPGTW_MM_MMM64: Final = 1747
+    """``pcmpgtw RW:mm, R:mm/m64`` ``REX2 0F 65 /r`` (MMX)"""
+    PCMPGTD_XMM_XMMM128: Final = 1748
     """``pcmpgtd RW:xmm, R:xmm/m128`` ``66 0F 66 /r`` (SSE2)"""
-    PCMPGTD_MM_MMM64: Final = 1291
+    REX2_PCMPGTD_XMM_XMMM128: Final = 1749
+    """``pcmpgtd RW:xmm, R:xmm/m128`` ``REX2 66 0F 66 /r`` (SSE2)"""
+    PCMPGTD_MM_MMM64: Final = 1750
     """``pcmpgtd RW:mm, R:mm/m64`` ``0F 66 /r`` (MMX)"""
-    PACKUSWB_XMM_XMMM128: Final = 1292
+    REX2_PCMPGTD_MM_MMM64: Final = 1751
+    """``pcmpgtd RW:mm, R:mm/m64`` ``REX2 0F 66 /r`` (MMX)"""
+    PACKUSWB_XMM_XMMM128: Final = 1752
     """``packuswb RW:xmm, R:xmm/m128`` ``66 0F 67 /r`` (SSE2)"""
-    PACKUSWB_MM_MMM64: Final = 1293
+    REX2_PACKUSWB_XMM_XMMM128: Final = 1753
+    """``packuswb RW:xmm, R:xmm/m128`` ``REX2 66 0F 67 /r`` (SSE2)"""
+    PACKUSWB_MM_MMM64: Final = 1754
     """``packuswb RW:mm, R:mm/m64`` ``0F 67 /r`` (MMX)"""
-    PUNPCKHBW_XMM_XMMM128: Final = 1294
+    REX2_PACKUSWB_MM_MMM64: Final = 1755
+    """``packuswb RW:mm, R:mm/m64`` ``REX2 0F 67 /r`` (MMX)"""
+    PUNPCKHBW_XMM_XMMM128: Final = 1756
     """``punpckhbw RW:xmm, R:xmm/m128`` ``66 0F 68 /r`` (SSE2)"""
-    PUNPCKHBW_MM_MMM64: Final = 1295
+    REX2_PUNPCKHBW_XMM_XMMM128: Final = 1757
+    """``punpckhbw RW:xmm, R:xmm/m128`` ``REX2 66 0F 68 /r`` (SSE2)"""
+    PUNPCKHBW_MM_MMM64: Final = 1758
     """``punpckhbw RW:mm, R:mm/m64`` ``0F 68 /r`` (MMX)"""
-    PUNPCKHWD_XMM_XMMM128: Final = 1296
+    REX2_PUNPCKHBW_MM_MMM64: Final = 1759
+    """``punpckhbw RW:mm, R:mm/m64`` ``REX2 0F 68 /r`` (MMX)"""
+    PUNPCKHWD_XMM_XMMM128: Final = 1760
     """``punpckhwd RW:xmm, R:xmm/m128`` ``66 0F 69 /r`` (SSE2)"""
-    PUNPCKHWD_MM_MMM64: Final = 1297
+    REX2_PUNPCKHWD_XMM_XMMM128: Final = 1761
+    """``punpckhwd RW:xmm, R:xmm/m128`` ``REX2 66 0F 69 /r`` (SSE2)"""
+    PUNPCKHWD_MM_MMM64: Final = 1762
     """``punpckhwd RW:mm, R:mm/m64`` ``0F 69 /r`` (MMX)"""
-    PUNPCKHDQ_XMM_XMMM128: Final = 1298
+    REX2_PUNPCKHWD_MM_MMM64: Final = 1763
+    """``punpckhwd RW:mm, R:mm/m64`` ``REX2 0F 69 /r`` (MMX)"""
+    PUNPCKHDQ_XMM_XMMM128: Final = 1764
     """``punpckhdq RW:xmm, R:xmm/m128`` ``66 0F 6A /r`` (SSE2)"""
-    PUNPCKHDQ_MM_MMM64: Final = 1299
+    REX2_PUNPCKHDQ_XMM_XMMM128: Final = 1765
+    """``punpckhdq RW:xmm, R:xmm/m128`` ``REX2 66 0F 6A /r`` (SSE2)"""
+    PUNPCKHDQ_MM_MMM64: Final = 1766
     """``punpckhdq RW:mm, R:mm/m64`` ``0F 6A /r`` (MMX)"""
-    PACKSSDW_XMM_XMMM128: Final = 1300
+    REX2_PUNPCKHDQ_MM_MMM64: Final = 1767
+    """``punpckhdq RW:mm, R:mm/m64`` ``REX2 0F 6A /r`` (MMX)"""
+    PACKSSDW_XMM_XMMM128: Final = 1768
     """``packssdw RW:xmm, R:xmm/m128`` ``66 0F 6B /r`` (SSE2)"""
-    PACKSSDW_MM_MMM64: Final = 1301
+    REX2_PACKSSDW_XMM_XMMM128: Final = 1769
+    """``packssdw RW:xmm, R:xmm/m128`` ``REX2 66 0F 6B /r`` (SSE2)"""
+    PACKSSDW_MM_MMM64: Final = 1770
     """``packssdw RW:mm, R:mm/m64`` ``0F 6B /r`` (MMX)"""
-    PUNPCKLQDQ_XMM_XMMM128: Final = 1302
+    REX2_PACKSSDW_MM_MMM64: Final = 1771
+    """``packssdw RW:mm, R:mm/m64`` ``REX2 0F 6B /r`` (MMX)"""
+    PUNPCKLQDQ_XMM_XMMM128: Final = 1772
     """``punpcklqdq RW:xmm, R:xmm/m128`` ``66 0F 6C /r`` (SSE2)"""
-    PUNPCKHQDQ_XMM_XMMM128: Final = 1303
+    REX2_PUNPCKLQDQ_XMM_XMMM128: Final = 1773
+    """``punpcklqdq RW:xmm, R:xmm/m128`` ``REX2 66 0F 6C /r`` (SSE2)"""
+    PUNPCKHQDQ_XMM_XMMM128: Final = 1774
     """``punpckhqdq RW:xmm, R:xmm/m128`` ``66 0F 6D /r`` (SSE2)"""
-    MOVD_XMM_RM32: Final = 1304
+    REX2_PUNPCKHQDQ_XMM_XMMM128: Final = 1775
+    """``punpckhqdq RW:xmm, R:xmm/m128`` ``REX2 66 0F 6D /r`` (SSE2)"""
+    MOVD_XMM_RM32: Final = 1776
     """``movd W:xmm, R:r32/m32`` ``66 0F 6E /r`` (SSE2)"""
-    MOVD_RM32_XMM: Final = 1305
+    REX2_MOVD_XMM_RM32: Final = 1777
+    """``movd W:xmm, R:r32/m32`` ``REX2 66 0F 6E /r`` (SSE2)"""
+    MOVD_RM32_XMM: Final = 1778
     """``movd W:r32/m32, R:xmm`` ``66 0F 7E /r`` (SSE2)"""
-    MOVD_MM_RM32: Final = 1306
+    REX2_MOVD_RM32_XMM: Final = 1779
+    """``movd W:r32/m32, R:xmm`` ``REX2 66 0F 7E /r`` (SSE2)"""
+    MOVD_MM_RM32: Final = 1780
     """``movd W:mm, R:r32/m32`` ``0F 6E /r`` (MMX)"""
-    MOVD_RM32_MM: Final = 1307
+    REX2_MOVD_MM_RM32: Final = 1781
+    """``movd W:mm, R:r32/m32`` ``REX2 0F 6E /r`` (MMX)"""
+    MOVD_RM32_MM: Final = 1782
     """``movd W:r32/m32, R:mm`` ``0F 7E /r`` (MMX)"""
-    MOVQ_XMM_RM64: Final = 1308
+    REX2_MOVD_RM32_MM: Final = 1783
+    """``movd W:r32/m32, R:mm`` ``REX2 0F 7E /r`` (MMX)"""
+    MOVQ_XMM_RM64: Final = 1784
     """``movq W:xmm, R:r64/m64`` ``66 REX.W 0F 6E /r`` (SSE2)"""
-    MOVQ_RM64_XMM: Final = 1309
+    MOVQ_RM64_XMM: Final = 1785
     """``movq W:r64/m64, R:xmm`` ``66 REX.W 0F 7E /r`` (SSE2)"""
-    MOVQ_XMM_XMMM64: Final = 1310
+    MOVQ_XMM_XMMM64: Final = 1786
     """``movq W:xmm, R:xmm/m64`` ``F3 0F 7E /r`` (SSE2)"""
-    MOVQ_XMMM64_XMM: Final = 1311
+    REX2_MOVQ_XMM_XMMM64: Final = 1787
+    """``movq W:xmm, R:xmm/m64`` ``REX2 F3 0F 7E /r`` (SSE2)"""
+    MOVQ_XMMM64_XMM: Final = 1788
     """``movq W:xmm/m64, R:xmm`` ``66 0F D6 /r`` (SSE2)"""
-    MOVQ_MM_RM64: Final = 1312
+    REX2_MOVQ_XMMM64_XMM: Final = 1789
+    """``movq W:xmm/m64, R:xmm`` ``REX2 66 0F D6 /r`` (SSE2)"""
+    MOVQ_MM_RM64: Final = 1790
     """``movq W:mm, R:r64/m64`` ``REX.W 0F 6E /r`` (MMX)"""
-    MOVQ_MM_MMM64: Final = 1313
+    REX2_MOVQ_MM_RM64: Final = 1791
+    """``movq W:mm, R:r64/m64`` ``REX2 REX.W 0F 6E /r`` (MMX)"""
+    MOVQ_MM_MMM64: Final = 1792
     """``movq W:mm, R:mm/m64`` ``0F 6F /r`` (MMX)"""
-    MOVQ_RM64_MM: Final = 1314
+    REX2_MOVQ_MM_MMM64: Final = 1793
+    """``movq W:mm, R:mm/m64`` ``REX2 0F 6F /r`` (MMX)"""
+    MOVQ_RM64_MM: Final = 1794
     """``movq W:r64/m64, R:mm`` ``REX.W 0F 7E /r`` (MMX)"""
-    MOVQ_MMM64_MM: Final = 1315
+    REX2_MOVQ_RM64_MM: Final = 1795
+    """``movq W:r64/m64, R:mm`` ``REX2 REX.W 0F 7E /r`` (MMX)"""
+    MOVQ_MMM64_MM: Final = 1796
     """``movq W:mm/m64, R:mm`` ``0F 7F /r`` (MMX)"""
-    MOVDQA_XMM_XMMM128: Final = 1316
+    REX2_MOVQ_MMM64_MM: Final = 1797
+    """``movq W:mm/m64, R:mm`` ``REX2 0F 7F /r`` (MMX)"""
+    MOVDQA_XMM_XMMM128: Final = 1798
     """``movdqa W:xmm, R:xmm/m128`` ``66 0F 6F /r`` (SSE2)"""
-    MOVDQA_XMMM128_XMM: Final = 1317
+    REX2_MOVDQA_XMM_XMMM128: Final = 1799
+    """``movdqa W:xmm, R:xmm/m128`` ``REX2 66 0F 6F /r`` (SSE2)"""
+    MOVDQA_XMMM128_XMM: Final = 1800
     """``movdqa W:xmm/m128, R:xmm`` ``66 0F 7F /r`` (SSE2)"""
-    MOVDQU_XMM_XMMM128: Final = 1318
+    REX2_MOVDQA_XMMM128_XMM: Final = 1801
+    """``movdqa W:xmm/m128, R:xmm`` ``REX2 66 0F 7F /r`` (SSE2)"""
+    MOVDQU_XMM_XMMM128: Final = 1802
     """``movdqu W:xmm, R:xmm/m128`` ``F3 0F 6F /r`` (SSE2)"""
-    MOVDQU_XMMM128_XMM: Final = 1319
+    REX2_MOVDQU_XMM_XMMM128: Final = 1803
+    """``movdqu W:xmm, R:xmm/m128`` ``REX2 F3 0F 6F /r`` (SSE2)"""
+    MOVDQU_XMMM128_XMM: Final = 1804
     """``movdqu W:xmm/m128, R:xmm`` ``F3 0F 7F /r`` (SSE2)"""
-    PSHUFD_XMM_XMMM128_IMM8: Final = 1320
+    REX2_MOVDQU_XMMM128_XMM: Final = 1805
+    """``movdqu W:xmm/m128, R:xmm`` ``REX2 F3 0F 7F /r`` (SSE2)"""
+    PSHUFD_XMM_XMMM128_IMM8: Final = 1806
     """``pshufd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 70 /r ib`` (SSE2)"""
-    PSHUFHW_XMM_XMMM128_IMM8: Final = 1321
+    REX2_PSHUFD_XMM_XMMM128_IMM8: Final = 1807
+    """``pshufd W:xmm, R:xmm/m128, R:imm8`` ``REX2 66 0F 70 /r ib`` (SSE2)"""
+    PSHUFHW_XMM_XMMM128_IMM8: Final = 1808
     """``pshufhw W:xmm, R:xmm/m128, R:imm8`` ``F3 0F 70 /r ib`` (SSE2)"""
-    PSHUFLW_XMM_XMMM128_IMM8: Final = 1322
+    REX2_PSHUFHW_XMM_XMMM128_IMM8: Final = 1809
+    """``pshufhw W:xmm, R:xmm/m128, R:imm8`` ``REX2 F3 0F 70 /r ib`` (SSE2)"""
+    PSHUFLW_XMM_XMMM128_IMM8: Final = 1810
     """``pshuflw W:xmm, R:xmm/m128, R:imm8`` ``F2 0F 70 /r ib`` (SSE2)"""
-    PSRLW_XMM_IMM8: Final = 1323
+    REX2_PSHUFLW_XMM_XMMM128_IMM8: Final = 1811
+    """``pshuflw W:xmm, R:xmm/m128, R:imm8`` ``REX2 F2 0F 70 /r ib`` (SSE2)"""
+    PSRLW_XMM_IMM8: Final = 1812
     """``psrlw RW:xmm, R:imm8`` ``66 0F 71 /2 ib`` (SSE2)"""
-    PSRLW_XMM_XMMM128: Final = 1324
+    PSRLW_XMM_XMMM128: Final = 1813
     """``psrlw RW:xmm, R:xmm/m128`` ``66 0F D1 /r`` (SSE2)"""
-    PSRLW_MM_IMM8: Final = 1325
+    REX2_PSRLW_XMM_XMMM128: Final = 1814
+    """``psrlw RW:xmm, R:xmm/m128`` ``REX2 66 0F D1 /r`` (SSE2)"""
+    PSRLW_MM_IMM8: Final = 1815
     """``psrlw RW:mm, R:imm8`` ``0F 71 /2 ib`` (MMX)"""
-    PSRLW_MM_MMM64: Final = 1326
+    PSRLW_MM_MMM64: Final = 1816
     """``psrlw RW:mm, R:mm/m64`` ``0F D1 /r`` (MMX)"""
-    PSRAW_XMM_IMM8: Final = 1327
+    REX2_PSRLW_MM_MMM64: Final = 1817
+    """``psrlw RW:mm, R:mm/m64`` ``REX2 0F D1 /r`` (MMX)"""
+    PSRAW_XMM_IMM8: Final = 1818
     """``psraw RW:xmm, R:imm8`` ``66 0F 71 /4 ib`` (SSE2)"""
-    PSRAW_XMM_XMMM128: Final = 1328
+    PSRAW_XMM_XMMM128: Final = 1819
     """``psraw RW:xmm, R:xmm/m128`` ``66 0F E1 /r`` (SSE2)"""
-    PSRAW_MM_IMM8: Final = 1329
+    REX2_PSRAW_XMM_XMMM128: Final = 1820
+    """``psraw RW:xmm, R:xmm/m128`` ``REX2 66 0F E1 /r`` (SSE2)"""
+    PSRAW_MM_IMM8: Final = 1821
     """``psraw RW:mm, R:imm8`` ``0F 71 /4 ib`` (MMX)"""
-    PSRAW_MM_MMM64: Final = 1330
+    PSRAW_MM_MMM64: Final = 1822
     """``psraw RW:mm, R:mm/m64`` ``0F E1 /r`` (MMX)"""
-    PSLLW_XMM_IMM8: Final = 1331
+    REX2_PSRAW_MM_MMM64: Final = 1823
+    """``psraw RW:mm, R:mm/m64`` ``REX2 0F E1 /r`` (MMX)"""
+    PSLLW_XMM_IMM8: Final = 1824
     """``psllw RW:xmm, R:imm8`` ``66 0F 71 /6 ib`` (SSE2)"""
-    PSLLW_XMM_XMMM128: Final = 1332
+    PSLLW_XMM_XMMM128: Final = 1825
     """``psllw RW:xmm, R:xmm/m128`` ``66 0F F1 /r`` (SSE2)"""
-    PSLLW_MM_IMM8: Final = 1333
+    REX2_PSLLW_XMM_XMMM128: Final = 1826
+    """``psllw RW:xmm, R:xmm/m128`` ``REX2 66 0F F1 /r`` (SSE2)"""
+    PSLLW_MM_IMM8: Final = 1827
     """``psllw RW:mm, R:imm8`` ``0F 71 /6 ib`` (MMX)"""
-    PSLLW_MM_MMM64: Final = 1334
+    PSLLW_MM_MMM64: Final = 1828
     """``psllw RW:mm, R:mm/m64`` ``0F F1 /r`` (MMX)"""
-    PSRLD_XMM_IMM8: Final = 1335
+    REX2_PSLLW_MM_MMM64: Final = 1829
+    """``psllw RW:mm, R:mm/m64`` ``REX2 0F F1 /r`` (MMX)"""
+    PSRLD_XMM_IMM8: Final = 1830
     """``psrld RW:xmm, R:imm8`` ``66 0F 72 /2 ib`` (SSE2)"""
-    PSRLD_XMM_XMMM128: Final = 1336
+    PSRLD_XMM_XMMM128: Final = 1831
     """``psrld RW:xmm, R:xmm/m128`` ``66 0F D2 /r`` (SSE2)"""
-    PSRLD_MM_IMM8: Final = 1337
+    REX2_PSRLD_XMM_XMMM128: Final = 1832
+    """``psrld RW:xmm, R:xmm/m128`` ``REX2 66 0F D2 /r`` (SSE2)"""
+    PSRLD_MM_IMM8: Final = 1833
     """``psrld RW:mm, R:imm8`` ``0F 72 /2 ib`` (MMX)"""
-    PSRLD_MM_MMM64: Final = 1338
+    PSRLD_MM_MMM64: Final = 1834
     """``psrld RW:mm, R:mm/m64`` ``0F D2 /r`` (MMX)"""
-    PSRAD_XMM_IMM8: Final = 1339
+    REX2_PSRLD_MM_MMM64: Final = 1835
+    """``psrld RW:mm, R:mm/m64`` ``REX2 0F D2 /r`` (MMX)"""
+    PSRAD_XMM_IMM8: Final = 1836
     """``psrad RW:xmm, R:imm8`` ``66 0F 72 /4 ib`` (SSE2)"""
-    PSRAD_XMM_XMMM128: Final = 1340
+    PSRAD_XMM_XMMM128: Final = 1837
     """``psrad RW:xmm, R:xmm/m128`` ``66 0F E2 /r`` (SSE2)"""
-    PSRAD_MM_IMM8: Final = 1341
+    REX2_PSRAD_XMM_XMMM128: Final = 1838
+    """``psrad RW:xmm, R:xmm/m128`` ``REX2 66 0F E2 /r`` (SSE2)"""
+    PSRAD_MM_IMM8: Final = 1839
     """``psrad RW:mm, R:imm8`` ``0F 72 /4 ib`` (MMX)"""
-    PSRAD_MM_MMM64: Final = 1342
+    PSRAD_MM_MMM64: Final = 1840
     """``psrad RW:mm, R:mm/m64`` ``0F E2 /r`` (MMX)"""
-    PSLLD_XMM_IMM8: Final = 1343
+    REX2_PSRAD_MM_MMM64: Final = 1841
+    """``psrad RW:mm, R:mm/m64`` ``REX2 0F E2 /r`` (MMX)"""
+    PSLLD_XMM_IMM8: Final = 1842
     """``pslld RW:xmm, R:imm8`` ``66 0F 72 /6 ib`` (SSE2)"""
-    PSLLD_XMM_XMMM128: Final = 1344
+    PSLLD_XMM_XMMM128: Final = 1843
     """``pslld RW:xmm, R:xmm/m128`` ``66 0F F2 /r`` (SSE2)"""
-    PSLLD_MM_IMM8: Final = 1345
+    REX2_PSLLD_XMM_XMMM128: Final = 1844
+    """``pslld RW:xmm, R:xmm/m128`` ``REX2 66 0F F2 /r`` (SSE2)"""
+    PSLLD_MM_IMM8: Final = 1845
     """``pslld RW:mm, R:imm8`` ``0F 72 /6 ib`` (MMX)"""
-    PSLLD_MM_MMM64: Final = 1346
+    PSLLD_MM_MMM64: Final = 1846
     """``pslld RW:mm, R:mm/m64`` ``0F F2 /r`` (MMX)"""
-    PSRLQ_XMM_IMM8: Final = 1347
+    REX2_PSLLD_MM_MMM64: Final = 1847
+    """``pslld RW:mm, R:mm/m64`` ``REX2 0F F2 /r`` (MMX)"""
+    PSRLQ_XMM_IMM8: Final = 1848
     """``psrlq RW:xmm, R:imm8`` ``66 0F 73 /2 ib`` (SSE2)"""
-    PSRLQ_XMM_XMMM128: Final = 1348
+    PSRLQ_XMM_XMMM128: Final = 1849
     """``psrlq RW:xmm, R:xmm/m128`` ``66 0F D3 /r`` (SSE2)"""
-    PSRLQ_MM_IMM8: Final = 1349
+    REX2_PSRLQ_XMM_XMMM128: Final = 1850
+    """``psrlq RW:xmm, R:xmm/m128`` ``REX2 66 0F D3 /r`` (SSE2)"""
+    PSRLQ_MM_IMM8: Final = 1851
     """``psrlq RW:mm, R:imm8`` ``0F 73 /2 ib`` (MMX)"""
-    PSRLQ_MM_MMM64: Final = 1350
+    PSRLQ_MM_MMM64: Final = 1852
     """``psrlq RW:mm, R:mm/m64`` ``0F D3 /r`` (MMX)"""
-    PSRLDQ_XMM_IMM8: Final = 1351
+    REX2_PSRLQ_MM_MMM64: Final = 1853
+    """``psrlq RW:mm, R:mm/m64`` ``REX2 0F D3 /r`` (MMX)"""
+    PSRLDQ_XMM_IMM8: Final = 1854
     """``psrldq RW:xmm, R:imm8`` ``66 0F 73 /3 ib`` (SSE2)"""
-    PSLLQ_XMM_IMM8: Final = 1352
+    PSLLQ_XMM_IMM8: Final = 1855
     """``psllq RW:xmm, R:imm8`` ``66 0F 73 /6 ib`` (SSE2)"""
-    PSLLQ_XMM_XMMM128: Final = 1353
+    PSLLQ_XMM_XMMM128: Final = 1856
     """``psllq RW:xmm, R:xmm/m128`` ``66 0F F3 /r`` (SSE2)"""
-    PSLLQ_MM_IMM8: Final = 1354
+    REX2_PSLLQ_XMM_XMMM128: Final = 1857
+    """``psllq RW:xmm, R:xmm/m128`` ``REX2 66 0F F3 /r`` (SSE2)"""
+    PSLLQ_MM_IMM8: Final = 1858
     """``psllq RW:mm, R:imm8`` ``0F 73 /6 ib`` (MMX)"""
-    PSLLQ_MM_MMM64: Final = 1355
+    PSLLQ_MM_MMM64: Final = 1859
     """``psllq RW:mm, R:mm/m64`` ``0F F3 /r`` (MMX)"""
-    PSLLDQ_XMM_IMM8: Final = 1356
+    REX2_PSLLQ_MM_MMM64: Final = 1860
+    """``psllq RW:mm, R:mm/m64`` ``REX2 0F F3 /r`` (MMX)"""
+    PSLLDQ_XMM_IMM8: Final = 1861
     """``pslldq RW:xmm, R:imm8`` ``66 0F 73 /7 ib`` (SSE2)"""
-    PCMPEQB_XMM_XMMM128: Final = 1357
+    PCMPEQB_XMM_XMMM128: Final = 1862
     """``pcmpeqb RW:xmm, R:xmm/m128`` ``66 0F 74 /r`` (SSE2)"""
-    PCMPEQB_MM_MMM64: Final = 1358
+    REX2_PCMPEQB_XMM_XMMM128: Final = 1863
+    """``pcmpeqb RW:xmm, R:xmm/m128`` ``REX2 66 0F 74 /r`` (SSE2)"""
+    PCMPEQB_MM_MMM64: Final = 1864
     """``pcmpeqb RW:mm, R:mm/m64`` ``0F 74 /r`` (MMX)"""
-    PCMPEQW_XMM_XMMM128: Final = 1359
+    REX2_PCMPEQB_MM_MMM64: Final = 1865
+    """``pcmpeqb RW:mm, R:mm/m64`` ``REX2 0F 74 /r`` (MMX)"""
+    PCMPEQW_XMM_XMMM128: Final = 1866
     """``pcmpeqw RW:xmm, R:xmm/m128`` ``66 0F 75 /r`` (SSE2)"""
-    PCMPEQW_MM_MMM64: Final = 1360
+    REX2_PCMPEQW_XMM_XMMM128: Final = 1867
+    """``pcmpeqw RW:xmm, R:xmm/m128`` ``REX2 66 0F 75 /r`` (SSE2)"""
+    PCMPEQW_MM_MMM64: Final = 1868
     """``pcmpeqw RW:mm, R:mm/m64`` ``0F 75 /r`` (MMX)"""
-    PCMPEQD_XMM_XMMM128: Final = 1361
+    REX2_PCMPEQW_MM_MMM64: Final = 1869
+    """``pcmpeqw RW:mm, R:mm/m64`` ``REX2 0F 75 /r`` (MMX)"""
+    PCMPEQD_XMM_XMMM128: Final = 1870
     """``pcmpeqd RW:xmm, R:xmm/m128`` ``66 0F 76 /r`` (SSE2)"""
-    PCMPEQD_MM_MMM64: Final = 1362
+    REX2_PCMPEQD_XMM_XMMM128: Final = 1871
+    """``pcmpeqd RW:xmm, R:xmm/m128`` ``REX2 66 0F 76 /r`` (SSE2)"""
+    PCMPEQD_MM_MMM64: Final = 1872
     """``pcmpeqd RW:mm, R:mm/m64`` ``0F 76 /r`` (MMX)"""
-    HADDPD_XMM_XMMM128: Final = 1363
+    REX2_PCMPEQD_MM_MMM64: Final = 1873
+    """``pcmpeqd RW:mm, R:mm/m64`` ``REX2 0F 76 /r`` (MMX)"""
+    HADDPD_XMM_XMMM128: Final = 1874
     """``haddpd RW:xmm, R:xmm/m128`` ``66 0F 7C /r`` (SSE3)"""
-    HADDPS_XMM_XMMM128: Final = 1364
+    REX2_HADDPD_XMM_XMMM128: Final = 1875
+    """``haddpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 7C /r`` (SSE3)"""
+    HADDPS_XMM_XMMM128: Final = 1876
     """``haddps RW:xmm, R:xmm/m128`` ``F2 0F 7C /r`` (SSE3)"""
-    HSUBPD_XMM_XMMM128: Final = 1365
+    REX2_HADDPS_XMM_XMMM128: Final = 1877
+    """``haddps RW:xmm, R:xmm/m128`` ``REX2 F2 0F 7C /r`` (SSE3)"""
+    HSUBPD_XMM_XMMM128: Final = 1878
     """``hsubpd RW:xmm, R:xmm/m128`` ``66 0F 7D /r`` (SSE3)"""
-    HSUBPS_XMM_XMMM128: Final = 1366
+    REX2_HSUBPD_XMM_XMMM128: Final = 1879
+    """``hsubpd RW:xmm, R:xmm/m128`` ``REX2 66 0F 7D /r`` (SSE3)"""
+    HSUBPS_XMM_XMMM128: Final = 1880
     """``hsubps RW:xmm, R:xmm/m128`` ``F2 0F 7D /r`` (SSE3)"""
-    LDMXCSR_M32: Final = 1367
+    REX2_HSUBPS_XMM_XMMM128: Final = 1881
+    """``hsubps RW:xmm, R:xmm/m128`` ``REX2 F2 0F 7D /r`` (SSE3)"""
+    LDMXCSR_M32: Final = 1882
     """``ldmxcsr R:m32`` ``0F AE /2`` (SSE)"""
-    STMXCSR_M32: Final = 1368
+    REX2_LDMXCSR_M32: Final = 1883
+    """``ldmxcsr R:m32`` ``REX2 0F AE /2`` (SSE)"""
+    STMXCSR_M32: Final = 1884
     """``stmxcsr W:m32`` ``0F AE /3`` (SSE)"""
-    CMPPS_XMM_XMMM128_IMM8: Final = 1369
+    REX2_STMXCSR_M32: Final = 1885
+    """``stmxcsr W:m32`` ``REX2 0F AE /3`` (SSE)"""
+    CMPPS_XMM_XMMM128_IMM8: Final = 1886
     """``cmpps RW:xmm, R:xmm/m128, R:imm8`` ``0F C2 /r ib`` (SSE)"""
-    CMPPD_XMM_XMMM128_IMM8: Final = 1370
+    REX2_CMPPS_XMM_XMMM128_IMM8: Final = 1887
+    """``cmpps RW:xmm, R:xmm/m128, R:imm8`` ``REX2 0F C2 /r ib`` (SSE)"""
+    CMPPD_XMM_XMMM128_IMM8: Final = 1888
     """``cmppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C2 /r ib`` (SSE2)"""
-    CMPSS_XMM_XMMM32_IMM8: Final = 1371
+    REX2_CMPPD_XMM_XMMM128_IMM8: Final = 1889
+    """``cmppd RW:xmm, R:xmm/m128, R:imm8`` ``REX2 66 0F C2 /r ib`` (SSE2)"""
+    CMPSS_XMM_XMMM32_IMM8: Final = 1890
     """``cmpss RW:xmm, R:xmm/m32, R:imm8`` ``F3 0F C2 /r ib`` (SSE)"""
-    CMPSD_XMM_XMMM64_IMM8: Final = 1372
+    REX2_CMPSS_XMM_XMMM32_IMM8: Final = 1891
+    """``cmpss RW:xmm, R:xmm/m32, R:imm8`` ``REX2 F3 0F C2 /r ib`` (SSE)"""
+    CMPSD_XMM_XMMM64_IMM8: Final = 1892
     """``cmpsd RW:xmm, R:xmm/m64, R:imm8`` ``F2 0F C2 /r ib`` (SSE2)"""
-    CMPSD_M32_M32: Final = 1373
+    REX2_CMPSD_XMM_XMMM64_IMM8: Final = 1893
+    """``cmpsd RW:xmm, R:xmm/m64, R:imm8`` ``REX2 F2 0F C2 /r ib`` (SSE2)"""
+    CMPSD_M32_M32: Final = 1894
     """``cmpsd R:m32, R:m32`` ``A7`` (INTEL386)"""
-    MOVNTI_M32_R32: Final = 1374
+    MOVNTI_M32_R32: Final = 1895
     """``movnti W:m32, R:r32`` ``0F C3 /r`` (SSE2)"""
-    MOVNTI_M64_R64: Final = 1375
+    REX2_MOVNTI_M32_R32: Final = 1896
+    """``movnti W:m32, R:r32`` ``REX2 0F C3 /r`` (SSE2)"""
+    MOVNTI_M64_R64: Final = 1897
     """``movnti W:m64, R:r64`` ``REX.W 0F C3 /r`` (SSE2)"""
-    MASKMOVDQU_RDI_XMM_XMM: Final = 1376
+    REX2_MOVNTI_M64_R64: Final = 1898
+    """``movnti W:m64, R:r64`` ``REX2 REX.W 0F C3 /r`` (SSE2)"""
+    MASKMOVDQU_RDI_XMM_XMM: Final = 1899
     """``maskmovdqu W:m128, R:xmm, R:xmm`` ``66 0F F7 /r`` (SSE2)"""
-    MASKMOVQ_RDI_MM_MM: Final = 1377
+    MASKMOVQ_RDI_MM_MM: Final = 1900
     """``maskmovq W:m64, R:mm, R:mm`` ``0F F7 /r`` (SSE)"""
-    PINSRW_XMM_R32M16_IMM8: Final = 1378
+    PINSRW_XMM_R32M16_IMM8: Final = 1901
     """``pinsrw RW:xmm, R:r32/m16, R:imm8`` ``66 0F C4 /r ib`` (SSE2)"""
-    PINSRW_XMM_R64M16_IMM8: Final = 1379
+    REX2_PINSRW_XMM_R32M16_IMM8: Final = 1902
+    """``pinsrw RW:xmm, R:r32/m16, R:imm8`` ``REX2 66 0F C4 /r ib`` (SSE2)"""
+    PINSRW_XMM_R64M16_IMM8: Final = 1903
     """``pinsrw RW:xmm, R:r64/m16, R:imm8`` ``66 REX.W 0F C4 /r ib`` (SSE2)"""
-    PINSRW_MM_R32M16_IMM8: Final = 1380
+    PINSRW_MM_R32M16_IMM8: Final = 1904
     """``pinsrw RW:mm, R:r32/m16, R:imm8`` ``0F C4 /r ib`` (SSE)"""
-    PINSRW_MM_R64M16_IMM8: Final = 1381
+    REX2_PINSRW_MM_R32M16_IMM8: Final = 1905
+    """``pinsrw RW:mm, R:r32/m16, R:imm8`` ``REX2 0F C4 /r ib`` (SSE)"""
+    PINSRW_MM_R64M16_IMM8: Final = 1906
     """``pinsrw RW:mm, R:r64/m16, R:imm8`` ``REX.W 0F C4 /r ib`` (SSE)"""
-    PEXTRW_R32_XMM_IMM8: Final = 1382
+    REX2_PINSRW_MM_R64M16_IMM8: Final = 1907
+    """``pinsrw RW:mm, R:r64/m16, R:imm8`` ``REX2 REX.W 0F C4 /r ib`` (SSE)"""
+    PEXTRW_R32_XMM_IMM8: Final = 1908
     """``pextrw W:r32, R:xmm, R:imm8`` ``66 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R64_XMM_IMM8: Final = 1383
+    REX2_PEXTRW_R32_XMM_IMM8: Final = 1909
+    """``pextrw W:r32, R:xmm, R:imm8`` ``REX2 66 0F C5 /r ib`` (SSE2)"""
+    PEXTRW_R64_XMM_IMM8: Final = 1910
     """``pextrw W:r64, R:xmm, R:imm8`` ``66 REX.W 0F C5 /r ib`` (SSE2)"""
-    PEXTRW_R32M16_XMM_IMM8: Final = 1384
+    PEXTRW_R32M16_XMM_IMM8: Final = 1911
     """``pextrw W:r32/m16, R:xmm, R:imm8`` ``66 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R64M16_XMM_IMM8: Final = 1385
+    PEXTRW_R64M16_XMM_IMM8: Final = 1912
     """``pextrw W:r64/m16, R:xmm, R:imm8`` ``66 REX.W 0F 3A 15 /r ib`` (SSE4_1)"""
-    PEXTRW_R32_MM_IMM8: Final = 1386
+    PEXTRW_R32_MM_IMM8: Final = 1913
     """``pextrw W:r32, R:mm, R:imm8`` ``0F C5 /r ib`` (SSE)"""
-    PEXTRW_R64_MM_IMM8: Final = 1387
+    REX2_PEXTRW_R32_MM_IMM8: Final = 1914
+    """``pextrw W:r32, R:mm, R:imm8`` ``REX2 0F C5 /r ib`` (SSE)"""
+    PEXTRW_R64_MM_IMM8: Final = 1915
     """``pextrw W:r64, R:mm, R:imm8`` ``REX.W 0F C5 /r ib`` (SSE)"""
-    SHUFPS_XMM_XMMM128_IMM8: Final = 1388
+    REX2_PEXTRW_R64_MM_IMM8: Final = 1916
+    """``pextrw W:r64, R:mm, R:imm8`` ``REX2 REX.W 0F C5 /r ib`` (SSE)"""
+    SHUFPS_XMM_XMMM128_IMM8: Final = 1917
     """``shufps RW:xmm, R:xmm/m128, R:imm8`` ``0F C6 /r ib`` (SSE)"""
-    SHUFPD_XMM_XMMM128_IMM8: Final = 1389
+    REX2_SHUFPS_XMM_XMMM128_IMM8: Final = 1918
+    """``shufps RW:xmm, R:xmm/m128, R:imm8`` ``REX2 0F C6 /r ib`` (SSE)"""
+    SHUFPD_XMM_XMMM128_IMM8: Final = 1919
     """``shufpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F C6 /r ib`` (SSE2)"""
-    ADDSUBPD_XMM_XMMM128: Final = 1390
+    REX2_SHUFPD_XMM_XMMM128_IMM8: Final = 1920
+    """``shufpd RW:xmm, R:xmm/m128, R:imm8`` ``REX2 66 0F C6 /r ib`` (SSE2)"""
+    ADDSUBPD_XMM_XMMM128: Final = 1921
     """``addsubpd RW:xmm, R:xmm/m128`` ``66 0F D0 /r`` (SSE3)"""
-    ADDSUBPS_XMM_XMMM128: Final = 1391
+    REX2_ADDSUBPD_XMM_XMMM128: Final = 1922
+    """``addsubpd RW:xmm, R:xmm/m128`` ``REX2 66 0F D0 /r`` (SSE3)"""
+    ADDSUBPS_XMM_XMMM128: Final = 1923
     """``addsubps RW:xmm, R:xmm/m128`` ``F2 0F D0 /r`` (SSE3)"""
-    PADDQ_XMM_XMMM128: Final = 1392
+    REX2_ADDSUBPS_XMM_XMMM128: Final = 1924
+    """``addsubps RW:xmm, R:xmm/m128`` ``REX2 F2 0F D0 /r`` (SSE3)"""
+    PADDQ_XMM_XMMM128: Final = 1925
     """``paddq RW:xmm, R:xmm/m128`` ``66 0F D4 /r`` (SSE2)"""
-    PADDQ_MM_MMM64: Final = 1393
+    REX2_PADDQ_XMM_XMMM128: Final = 1926
+    """``paddq RW:xmm, R:xmm/m128`` ``REX2 66 0F D4 /r`` (SSE2)"""
+    PADDQ_MM_MMM64: Final = 1927
     """``paddq RW:mm, R:mm/m64`` ``0F D4 /r`` (MMX)"""
-    PMULLW_XMM_XMMM128: Final = 1394
+    REX2_PADDQ_MM_MMM64: Final = 1928
+    """``paddq RW:mm, R:mm/m64`` ``REX2 0F D4 /r`` (MMX)"""
+    PMULLW_XMM_XMMM128: Final = 1929
     """``pmullw RW:xmm, R:xmm/m128`` ``66 0F D5 /r`` (SSE2)"""
-    PMULLW_MM_MMM64: Final = 1395
+    REX2_PMULLW_XMM_XMMM128: Final = 1930
+    """``pmullw RW:xmm, R:xmm/m128`` ``REX2 66 0F D5 /r`` (SSE2)"""
+    PMULLW_MM_MMM64: Final = 1931
     """``pmullw RW:mm, R:mm/m64`` ``0F D5 /r`` (MMX)"""
-    PMOVMSKB_R32_XMM: Final = 1396
+    REX2_PMULLW_MM_MMM64: Final = 1932
+    """``pmullw RW:mm, R:mm/m64`` ``REX2 0F D5 /r`` (MMX)"""
+    PMOVMSKB_R32_XMM: Final = 1933
     """``pmovmskb W:r32, R:xmm`` ``66 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R64_XMM: Final = 1397
+    REX2_PMOVMSKB_R32_XMM: Final = 1934
+    """``pmovmskb W:r32, R:xmm`` ``REX2 66 0F D7 /r`` (SSE2)"""
+    PMOVMSKB_R64_XMM: Final = 1935
     """``pmovmskb W:r64, R:xmm`` ``66 REX.W 0F D7 /r`` (SSE2)"""
-    PMOVMSKB_R32_MM: Final = 1398
+    PMOVMSKB_R32_MM: Final = 1936
     """``pmovmskb W:r32, R:mm`` ``0F D7 /r`` (SSE)"""
-    PMOVMSKB_R64_MM: Final = 1399
+    REX2_PMOVMSKB_R32_MM: Final = 1937
+    """``pmovmskb W:r32, R:mm`` ``REX2 0F D7 /r`` (SSE)"""
+    PMOVMSKB_R64_MM: Final = 1938
     """``pmovmskb W:r64, R:mm`` ``REX.W 0F D7 /r`` (SSE)"""
-    PSUBUSB_XMM_XMMM128: Final = 1400
+    REX2_PMOVMSKB_R64_MM: Final = 1939
+    """``pmovmskb W:r64, R:mm`` ``REX2 REX.W 0F D7 /r`` (SSE)"""
+    PSUBUSB_XMM_XMMM128: Final = 1940
     """``psubusb RW:xmm, R:xmm/m128`` ``66 0F D8 /r`` (SSE2)"""
-    PSUBUSB_MM_MMM64: Final = 1401
+    REX2_PSUBUSB_XMM_XMMM128: Final = 1941
+    """``psubusb RW:xmm, R:xmm/m128`` ``REX2 66 0F D8 /r`` (SSE2)"""
+    PSUBUSB_MM_MMM64: Final = 1942
     """``psubusb RW:mm, R:mm/m64`` ``0F D8 /r`` (MMX)"""
-    PSUBUSW_XMM_XMMM128: Final = 1402
+    REX2_PSUBUSB_MM_MMM64: Final = 1943
+    """``psubusb RW:mm, R:mm/m64`` ``REX2 0F D8 /r`` (MMX)"""
+    PSUBUSW_XMM_XMMM128: Final = 1944
     """``psubusw RW:xmm, R:xmm/m128`` ``66 0F D9 /r`` (SSE2)"""
-    PSUBUSW_MM_MMM64: Final = 1403
+    REX2_PSUBUSW_XMM_XMMM128: Final = 1945
+    """``psubusw RW:xmm, R:xmm/m128`` ``REX2 66 0F D9 /r`` (SSE2)"""
+    PSUBUSW_MM_MMM64: Final = 1946
     """``psubusw RW:mm, R:mm/m64`` ``0F D9 /r`` (MMX)"""
-    PMINUB_XMM_XMMM128: Final = 1404
+    REX2_PSUBUSW_MM_MMM64: Final = 1947
+    """``psubusw RW:mm, R:mm/m64`` ``REX2 0F D9 /r`` (MMX)"""
+    PMINUB_XMM_XMMM128: Final = 1948
     """``pminub RW:xmm, R:xmm/m128`` ``66 0F DA /r`` (SSE2)"""
-    PMINUB_MM_MMM64: Final = 1405
+    REX2_PMINUB_XMM_XMMM128: Final = 1949
+    """``pminub RW:xmm, R:xmm/m128`` ``REX2 66 0F DA /r`` (SSE2)"""
+    PMINUB_MM_MMM64: Final = 1950
     """``pminub RW:mm, R:mm/m64`` ``0F DA /r`` (SSE)"""
-    PAND_XMM_XMMM128: Final = 1406
+    REX2_PMINUB_MM_MMM64: Final = 1951
+    """``pminub RW:mm, R:mm/m64`` ``REX2 0F DA /r`` (SSE)"""
+    PAND_XMM_XMMM128: Final = 1952
     """``pand RW:xmm, R:xmm/m128`` ``66 0F DB /r`` (SSE2)"""
-    PAND_MM_MMM64: Final = 1407
+    REX2_PAND_XMM_XMMM128: Final = 1953
+    """``pand RW:xmm, R:xmm/m128`` ``REX2 66 0F DB /r`` (SSE2)"""
+    PAND_MM_MMM64: Final = 1954
     """``pand RW:mm, R:mm/m64`` ``0F DB /r`` (MMX)"""
-    PADDUSB_XMM_XMMM128: Final = 1408
+    REX2_PAND_MM_MMM64: Final = 1955
+    """``pand RW:mm, R:mm/m64`` ``REX2 0F DB /r`` (MMX)"""
+    PADDUSB_XMM_XMMM128: Final = 1956
     """``paddusb RW:xmm, R:xmm/m128`` ``66 0F DC /r`` (SSE2)"""
-    PADDUSB_MM_MMM64: Final = 1409
+    REX2_PADDUSB_XMM_XMMM128: Final = 1957
+    """``paddusb RW:xmm, R:xmm/m128`` ``REX2 66 0F DC /r`` (SSE2)"""
+    PADDUSB_MM_MMM64: Final = 1958
     """``paddusb RW:mm, R:mm/m64`` ``0F DC /r`` (MMX)"""
-    PADDUSW_XMM_XMMM128: Final = 1410
+    REX2_PADDUSB_MM_MMM64: Final = 1959
+    """``paddusb RW:mm, R:mm/m64`` ``REX2 0F DC /r`` (MMX)"""
+    PADDUSW_XMM_XMMM128: Final = 1960
     """``paddusw RW:xmm, R:xmm/m128`` ``66 0F DD /r`` (SSE2)"""
-    PADDUSW_MM_MMM64: Final = 1411
+    REX2_PADDUSW_XMM_XMMM128: Final = 1961
+    """``paddusw RW:xmm, R:xmm/m128`` ``REX2 66 0F DD /r`` (SSE2)"""
+    PADDUSW_MM_MMM64: Final = 1962
     """``paddusw RW:mm, R:mm/m64`` ``0F DD /r`` (MMX)"""
-    PMAXUB_XMM_XMMM128: Final = 1412
+    REX2_PADDUSW_MM_MMM64: Final = 1963
+    """``paddusw RW:mm, R:mm/m64`` ``REX2 0F DD /r`` (MMX)"""
+    PMAXUB_XMM_XMMM128: Final = 1964
     """``pmaxub RW:xmm, R:xmm/m128`` ``66 0F DE /r`` (SSE2)"""
-    PMAXUB_MM_MMM64: Final = 1413
+    REX2_PMAXUB_XMM_XMMM128: Final = 1965
+    """``pmaxub RW:xmm, R:xmm/m128`` ``REX2 66 0F DE /r`` (SSE2)"""
+    PMAXUB_MM_MMM64: Final = 1966
     """``pmaxub RW:mm, R:mm/m64`` ``0F DE /r`` (SSE)"""
-    PANDN_XMM_XMMM128: Final = 1414
+    REX2_PMAXUB_MM_MMM64: Final = 1967
+    """``pmaxub RW:mm, R:mm/m64`` ``REX2 0F DE /r`` (SSE)"""
+    PANDN_XMM_XMMM128: Final = 1968
     """``pandn RW:xmm, R:xmm/m128`` ``66 0F DF /r`` (SSE2)"""
-    PANDN_MM_MMM64: Final = 1415
+    REX2_PANDN_XMM_XMMM128: Final = 1969
+    """``pandn RW:xmm, R:xmm/m128`` ``REX2 66 0F DF /r`` (SSE2)"""
+    PANDN_MM_MMM64: Final = 1970
     """``pandn RW:mm, R:mm/m64`` ``0F DF /r`` (MMX)"""
-    PAVGB_XMM_XMMM128: Final = 1416
+    REX2_PANDN_MM_MMM64: Final = 1971
+    """``pandn RW:mm, R:mm/m64`` ``REX2 0F DF /r`` (MMX)"""
+    PAVGB_XMM_XMMM128: Final = 1972
     """``pavgb RW:xmm, R:xmm/m128`` ``66 0F E0 /r`` (SSE2)"""
-    PAVGB_MM_MMM64: Final = 1417
+    REX2_PAVGB_XMM_XMMM128: Final = 1973
+    """``pavgb RW:xmm, R:xmm/m128`` ``REX2 66 0F E0 /r`` (SSE2)"""
+    PAVGB_MM_MMM64: Final = 1974
     """``pavgb RW:mm, R:mm/m64`` ``0F E0 /r`` (SSE)"""
-    PAVGW_XMM_XMMM128: Final = 1418
+    REX2_PAVGB_MM_MMM64: Final = 1975
+    """``pavgb RW:mm, R:mm/m64`` ``REX2 0F E0 /r`` (SSE)"""
+    PAVGW_XMM_XMMM128: Final = 1976
     """``pavgw RW:xmm, R:xmm/m128`` ``66 0F E3 /r`` (SSE2)"""
-    PAVGW_MM_MMM64: Final = 1419
+    REX2_PAVGW_XMM_XMMM128: Final = 1977
+    """``pavgw RW:xmm, R:xmm/m128`` ``REX2 66 0F E3 /r`` (SSE2)"""
+    PAVGW_MM_MMM64: Final = 1978
     """``pavgw RW:mm, R:mm/m64`` ``0F E3 /r`` (SSE)"""
-    PMULHUW_XMM_XMMM128: Final = 1420
+    REX2_PAVGW_MM_MMM64: Final = 1979
+    """``pavgw RW:mm, R:mm/m64`` ``REX2 0F E3 /r`` (SSE)"""
+    PMULHUW_XMM_XMMM128: Final = 1980
     """``pmulhuw RW:xmm, R:xmm/m128`` ``66 0F E4 /r`` (SSE2)"""
-    PMULHUW_MM_MMM64: Final = 1421
+    REX2_PMULHUW_XMM_XMMM128: Final = 1981
+    """``pmulhuw RW:xmm, R:xmm/m128`` ``REX2 66 0F E4 /r`` (SSE2)"""
+    PMULHUW_MM_MMM64: Final = 1982
     """``pmulhuw RW:mm, R:mm/m64`` ``0F E4 /r`` (SSE)"""
-    PMULHW_XMM_XMMM128: Final = 1422
+    REX2_PMULHUW_MM_MMM64: Final = 1983
+    """``pmulhuw RW:mm, R:mm/m64`` ``REX2 0F E4 /r`` (SSE)"""
+    PMULHW_XMM_XMMM128: Final = 1984
     """``pmulhw RW:xmm, R:xmm/m128`` ``66 0F E5 /r`` (SSE2)"""
-    PMULHW_MM_MMM64: Final = 1423
+    REX2_PMULHW_XMM_XMMM128: Final = 1985
+    """``pmulhw RW:xmm, R:xmm/m128`` ``REX2 66 0F E5 /r`` (SSE2)"""
+    PMULHW_MM_MMM64: Final = 1986
     """``pmulhw RW:mm, R:mm/m64`` ``0F E5 /r`` (MMX)"""
-    CVTTPD2DQ_XMM_XMMM128: Final = 1424
+    REX2_PMULHW_MM_MMM64: Final = 1987
+    """``pmulhw RW:mm, R:mm/m64`` ``REX2 0F E5 /r`` (MMX)"""
+    CVTTPD2DQ_XMM_XMMM128: Final = 1988
     """``cvttpd2dq W:xmm, R:xmm/m128`` ``66 0F E6 /r`` (SSE2)"""
-    CVTDQ2PD_XMM_XMMM64: Final = 1425
+    REX2_CVTTPD2DQ_XMM_XMMM128: Final = 1989
+    """``cvttpd2dq W:xmm, R:xmm/m128`` ``REX2 66 0F E6 /r`` (SSE2)"""
+    CVTDQ2PD_XMM_XMMM64: Final = 1990
     """``cvtdq2pd W:xmm, R:xmm/m64`` ``F3 0F E6 /r`` (SSE2)"""
-    CVTPD2DQ_XMM_XMMM128: Final = 1426
+    REX2_CVTDQ2PD_XMM_XMMM64: Final = 1991
+    """``cvtdq2pd W:xmm, R:xmm/m64`` ``REX2 F3 0F E6 /r`` (SSE2)"""
+    CVTPD2DQ_XMM_XMMM128: Final = 1992
     """``cvtpd2dq W:xmm, R:xmm/m128`` ``F2 0F E6 /r`` (SSE2)"""
-    MOVNTDQ_M128_XMM: Final = 1427
+    REX2_CVTPD2DQ_XMM_XMMM128: Final = 1993
+    """``cvtpd2dq W:xmm, R:xmm/m128`` ``REX2 F2 0F E6 /r`` (SSE2)"""
+    MOVNTDQ_M128_XMM: Final = 1994
     """``movntdq W:m128, R:xmm`` ``66 0F E7 /r`` (SSE2)"""
-    PSUBSB_XMM_XMMM128: Final = 1428
+    REX2_MOVNTDQ_M128_XMM: Final = 1995
+    """``movntdq W:m128, R:xmm`` ``REX2 66 0F E7 /r`` (SSE2)"""
+    PSUBSB_XMM_XMMM128: Final = 1996
     """``psubsb RW:xmm, R:xmm/m128`` ``66 0F E8 /r`` (SSE2)"""
-    PSUBSB_MM_MMM64: Final = 1429
+    REX2_PSUBSB_XMM_XMMM128: Final = 1997
+    """``psubsb RW:xmm, R:xmm/m128`` ``REX2 66 0F E8 /r`` (SSE2)"""
+    PSUBSB_MM_MMM64: Final = 1998
     """``psubsb RW:mm, R:mm/m64`` ``0F E8 /r`` (MMX)"""
-    PSUBSW_XMM_XMMM128: Final = 1430
+    REX2_PSUBSB_MM_MMM64: Final = 1999
+    """``psubsb RW:mm, R:mm/m64`` ``REX2 0F E8 /r`` (MMX)"""
+    PSUBSW_XMM_XMMM128: Final = 2000
     """``psubsw RW:xmm, R:xmm/m128`` ``66 0F E9 /r`` (SSE2)"""
-    PSUBSW_MM_MMM64: Final = 1431
+    REX2_PSUBSW_XMM_XMMM128: Final = 2001
+    """``psubsw RW:xmm, R:xmm/m128`` ``REX2 66 0F E9 /r`` (SSE2)"""
+    PSUBSW_MM_MMM64: Final = 2002
     """``psubsw RW:mm, R:mm/m64`` ``0F E9 /r`` (MMX)"""
-    PMINSW_XMM_XMMM128: Final = 1432
+    REX2_PSUBSW_MM_MMM64: Final = 2003
+    """``psubsw RW:mm, R:mm/m64`` ``REX2 0F E9 /r`` (MMX)"""
+    PMINSW_XMM_XMMM128: Final = 2004
     """``pminsw RW:xmm, R:xmm/m128`` ``66 0F EA /r`` (SSE2)"""
-    PMINSW_MM_MMM64: Final = 1433
+    REX2_PMINSW_XMM_XMMM128: Final = 2005
+    """``pminsw RW:xmm, R:xmm/m128`` ``REX2 66 0F EA /r`` (SSE2)"""
+    PMINSW_MM_MMM64: Final = 2006
     """``pminsw RW:mm, R:mm/m64`` ``0F EA /r`` (SSE)"""
-    POR_XMM_XMMM128: Final = 1434
+    REX2_PMINSW_MM_MMM64: Final = 2007
+    """``pminsw RW:mm, R:mm/m64`` ``REX2 0F EA /r`` (SSE)"""
+    POR_XMM_XMMM128: Final = 2008
     """``por RW:xmm, R:xmm/m128`` ``66 0F EB /r`` (SSE2)"""
-    POR_MM_MMM64: Final = 1435
+    REX2_POR_XMM_XMMM128: Final = 2009
+    """``por RW:xmm, R:xmm/m128`` ``REX2 66 0F EB /r`` (SSE2)"""
+    POR_MM_MMM64: Final = 2010
     """``por RW:mm, R:mm/m64`` ``0F EB /r`` (MMX)"""
-    PADDSB_XMM_XMMM128: Final = 1436
+    REX2_POR_MM_MMM64: Final = 2011
+    """``por RW:mm, R:mm/m64`` ``REX2 0F EB /r`` (MMX)"""
+    PADDSB_XMM_XMMM128: Final = 2012
     """``paddsb RW:xmm, R:xmm/m128`` ``66 0F EC /r`` (SSE2)"""
-    PADDSB_MM_MMM64: Final = 1437
+    REX2_PADDSB_XMM_XMMM128: Final = 2013
+    """``paddsb RW:xmm, R:xmm/m128`` ``REX2 66 0F EC /r`` (SSE2)"""
+    PADDSB_MM_MMM64: Final = 2014
     """``paddsb RW:mm, R:mm/m64`` ``0F EC /r`` (MMX)"""
-    PADDSW_XMM_XMMM128: Final = 1438
+    REX2_PADDSB_MM_MMM64: Final = 2015
+    """``paddsb RW:mm, R:mm/m64`` ``REX2 0F EC /r`` (MMX)"""
+    PADDSW_XMM_XMMM128: Final = 2016
     """``paddsw RW:xmm, R:xmm/m128`` ``66 0F ED /r`` (SSE2)"""
-    PADDSW_MM_MMM64: Final = 1439
+    REX2_PADDSW_XMM_XMMM128: Final = 2017
+    """``paddsw RW:xmm, R:xmm/m128`` ``REX2 66 0F ED /r`` (SSE2)"""
+    PADDSW_MM_MMM64: Final = 2018
     """``paddsw RW:mm, R:mm/m64`` ``0F ED /r`` (MMX)"""
-    PMAXSW_XMM_XMMM128: Final = 1440
+    REX2_PADDSW_MM_MMM64: Final = 2019
+    """``paddsw RW:mm, R:mm/m64`` ``REX2 0F ED /r`` (MMX)"""
+    PMAXSW_XMM_XMMM128: Final = 2020
     """``pmaxsw RW:xmm, R:xmm/m128`` ``66 0F EE /r`` (SSE2)"""
-    PMAXSW_MM_MMM64: Final = 1441
+    REX2_PMAXSW_XMM_XMMM128: Final = 2021
+    """``pmaxsw RW:xmm, R:xmm/m128`` ``REX2 66 0F EE /r`` (SSE2)"""
+    PMAXSW_MM_MMM64: Final = 2022
     """``pmaxsw RW:mm, R:mm/m64`` ``0F EE /r`` (SSE)"""
-    PXOR_XMM_XMMM128: Final = 1442
+    REX2_PMAXSW_MM_MMM64: Final = 2023
+    """``pmaxsw RW:mm, R:mm/m64`` ``REX2 0F EE /r`` (SSE)"""
+    PXOR_XMM_XMMM128: Final = 2024
     """``pxor RW:xmm, R:xmm/m128`` ``66 0F EF /r`` (SSE2)"""
-    PXOR_MM_MMM64: Final = 1443
+    REX2_PXOR_XMM_XMMM128: Final = 2025
+    """``pxor RW:xmm, R:xmm/m128`` ``REX2 66 0F EF /r`` (SSE2)"""
+    PXOR_MM_MMM64: Final = 2026
     """``pxor RW:mm, R:mm/m64`` ``0F EF /r`` (MMX)"""
-    LDDQU_XMM_M128: Final = 1444
+    REX2_PXOR_MM_MMM64: Final = 2027
+    """``pxor RW:mm, R:mm/m64`` ``REX2 0F EF /r`` (MMX)"""
+    LDDQU_XMM_M128: Final = 2028
     """``lddqu W:xmm, R:m128`` ``F2 0F F0 /r`` (SSE3)"""
-    PMULUDQ_XMM_XMMM128: Final = 1445
+    REX2_LDDQU_XMM_M128: Final = 2029
+    """``lddqu W:xmm, R:m128`` ``REX2 F2 0F F0 /r`` (SSE3)"""
+    PMULUDQ_XMM_XMMM128: Final = 2030
     """``pmuludq RW:xmm, R:xmm/m128`` ``66 0F F4 /r`` (SSE2)"""
-    PMULUDQ_MM_MMM64: Final = 1446
+    REX2_PMULUDQ_XMM_XMMM128: Final = 2031
+    """``pmuludq RW:xmm, R:xmm/m128`` ``REX2 66 0F F4 /r`` (SSE2)"""
+    PMULUDQ_MM_MMM64: Final = 2032
     """``pmuludq RW:mm, R:mm/m64`` ``0F F4 /r`` (SSE2)"""
-    PMADDWD_XMM_XMMM128: Final = 1447
+    REX2_PMULUDQ_MM_MMM64: Final = 2033
+    """``pmuludq RW:mm, R:mm/m64`` ``REX2 0F F4 /r`` (SSE2)"""
+    PMADDWD_XMM_XMMM128: Final = 2034
     """``pmaddwd RW:xmm, R:xmm/m128`` ``66 0F F5 /r`` (SSE2)"""
-    PMADDWD_MM_MMM64: Final = 1448
+    REX2_PMADDWD_XMM_XMMM128: Final = 2035
+    """``pmaddwd RW:xmm, R:xmm/m128`` ``REX2 66 0F F5 /r`` (SSE2)"""
+    PMADDWD_MM_MMM64: Final = 2036
     """``pmaddwd RW:mm, R:mm/m64`` ``0F F5 /r`` (MMX)"""
-    PSADBW_XMM_XMMM128: Final = 1449
+    REX2_PMADDWD_MM_MMM64: Final = 2037
+    """``pmaddwd RW:mm, R:mm/m64`` ``REX2 0F F5 /r`` (MMX)"""
+    PSADBW_XMM_XMMM128: Final = 2038
     """``psadbw RW:xmm, R:xmm/m128`` ``66 0F F6 /r`` (SSE2)"""
-    PSADBW_MM_MMM64: Final = 1450
+    REX2_PSADBW_XMM_XMMM128: Final = 2039
+    """``psadbw RW:xmm, R:xmm/m128`` ``REX2 66 0F F6 /r`` (SSE2)"""
+    PSADBW_MM_MMM64: Final = 2040
     """``psadbw RW:mm, R:mm/m64`` ``0F F6 /r`` (SSE)"""
-    PSUBB_XMM_XMMM128: Final = 1451
+    REX2_PSADBW_MM_MMM64: Final = 2041
+    """``psadbw RW:mm, R:mm/m64`` ``REX2 0F F6 /r`` (SSE)"""
+    PSUBB_XMM_XMMM128: Final = 2042
     """``psubb RW:xmm, R:xmm/m128`` ``66 0F F8 /r`` (SSE2)"""
-    PSUBB_MM_MMM64: Final = 1452
+    REX2_PSUBB_XMM_XMMM128: Final = 2043
+    """``psubb RW:xmm, R:xmm/m128`` ``REX2 66 0F F8 /r`` (SSE2)"""
+    PSUBB_MM_MMM64: Final = 2044
     """``psubb RW:mm, R:mm/m64`` ``0F F8 /r`` (MMX)"""
-    PSUBW_XMM_XMMM128: Final = 1453
+    REX2_PSUBB_MM_MMM64: Final = 2045
+    """``psubb RW:mm, R:mm/m64`` ``REX2 0F F8 /r`` (MMX)"""
+    PSUBW_XMM_XMMM128: Final = 2046
     """``psubw RW:xmm, R:xmm/m128`` ``66 0F F9 /r`` (SSE2)"""
-    PSUBW_MM_MMM64: Final = 1454
+    REX2_PSUBW_XMM_XMMM128: Final = 2047
+    """``psubw RW:xmm, R:xmm/m128`` ``REX2 66 0F F9 /r`` (SSE2)"""
+    PSUBW_MM_MMM64: Final = 2048
     """``psubw RW:mm, R:mm/m64`` ``0F F9 /r`` (MMX)"""
-    PSUBD_XMM_XMMM128: Final = 1455
+    REX2_PSUBW_MM_MMM64: Final = 2049
+    """``psubw RW:mm, R:mm/m64`` ``REX2 0F F9 /r`` (MMX)"""
+    PSUBD_XMM_XMMM128: Final = 2050
     """``psubd RW:xmm, R:xmm/m128`` ``66 0F FA /r`` (SSE2)"""
-    PSUBD_MM_MMM64: Final = 1456
+    REX2_PSUBD_XMM_XMMM128: Final = 2051
+    """``psubd RW:xmm, R:xmm/m128`` ``REX2 66 0F FA /r`` (SSE2)"""
+    PSUBD_MM_MMM64: Final = 2052
     """``psubd RW:mm, R:mm/m64`` ``0F FA /r`` (MMX)"""
-    PSUBQ_XMM_XMMM128: Final = 1457
+    REX2_PSUBD_MM_MMM64: Final = 2053
+    """``psubd RW:mm, R:mm/m64`` ``REX2 0F FA /r`` (MMX)"""
+    PSUBQ_XMM_XMMM128: Final = 2054
     """``psubq RW:xmm, R:xmm/m128`` ``66 0F FB /r`` (SSE2)"""
-    PSUBQ_MM_MMM64: Final = 1458
+    REX2_PSUBQ_XMM_XMMM128: Final = 2055
+    """``psubq RW:xmm, R:xmm/m128`` ``REX2 66 0F FB /r`` (SSE2)"""
+    PSUBQ_MM_MMM64: Final = 2056
     """``psubq RW:mm, R:mm/m64`` ``0F FB /r`` (SSE2)"""
-    PADDB_XMM_XMMM128: Final = 1459
+    REX2_PSUBQ_MM_MMM64: Final = 2057
+    """``psubq RW:mm, R:mm/m64`` ``REX2 0F FB /r`` (SSE2)"""
+    PADDB_XMM_XMMM128: Final = 2058
     """``paddb RW:xmm, R:xmm/m128`` ``66 0F FC /r`` (SSE2)"""
-    PADDB_MM_MMM64: Final = 1460
+    REX2_PADDB_XMM_XMMM128: Final = 2059
+    """``paddb RW:xmm, R:xmm/m128`` ``REX2 66 0F FC /r`` (SSE2)"""
+    PADDB_MM_MMM64: Final = 2060
     """``paddb RW:mm, R:mm/m64`` ``0F FC /r`` (MMX)"""
-    PADDW_XMM_XMMM128: Final = 1461
+    REX2_PADDB_MM_MMM64: Final = 2061
+    """``paddb RW:mm, R:mm/m64`` ``REX2 0F FC /r`` (MMX)"""
+    PADDW_XMM_XMMM128: Final = 2062
     """``paddw RW:xmm, R:xmm/m128`` ``66 0F FD /r`` (SSE2)"""
-    PADDW_MM_MMM64: Final = 1462
+    REX2_PADDW_XMM_XMMM128: Final = 2063
+    """``paddw RW:xmm, R:xmm/m128`` ``REX2 66 0F FD /r`` (SSE2)"""
+    PADDW_MM_MMM64: Final = 2064
     """``paddw RW:mm, R:mm/m64`` ``0F FD /r`` (MMX)"""
-    PADDD_XMM_XMMM128: Final = 1463
+    REX2_PADDW_MM_MMM64: Final = 2065
+    """``paddw RW:mm, R:mm/m64`` ``REX2 0F FD /r`` (MMX)"""
+    PADDD_XMM_XMMM128: Final = 2066
     """``paddd RW:xmm, R:xmm/m128`` ``66 0F FE /r`` (SSE2)"""
-    PADDD_MM_MMM64: Final = 1464
+    REX2_PADDD_XMM_XMMM128: Final = 2067
+    """``paddd RW:xmm, R:xmm/m128`` ``REX2 66 0F FE /r`` (SSE2)"""
+    PADDD_MM_MMM64: Final = 2068
     """``paddd RW:mm, R:mm/m64`` ``0F FE /r`` (MMX)"""
-    PSHUFB_XMM_XMMM128: Final = 1465
+    REX2_PADDD_MM_MMM64: Final = 2069
+    """``paddd RW:mm, R:mm/m64`` ``REX2 0F FE /r`` (MMX)"""
+    PSHUFB_XMM_XMMM128: Final = 2070
     """``pshufb RW:xmm, R:xmm/m128`` ``66 0F 38 00 /r`` (SSSE3)"""
-    PSHUFB_MM_MMM64: Final = 1466
+    PSHUFB_MM_MMM64: Final = 2071
     """``pshufb RW:mm, R:mm/m64`` ``0F 38 00 /r`` (SSSE3)"""
-    PHADDW_XMM_XMMM128: Final = 1467
+    PHADDW_XMM_XMMM128: Final = 2072
     """``phaddw RW:xmm, R:xmm/m128`` ``66 0F 38 01 /r`` (SSSE3)"""
-    PHADDW_MM_MMM64: Final = 1468
+    PHADDW_MM_MMM64: Final = 2073
     """``phaddw RW:mm, R:mm/m64`` ``0F 38 01 /r`` (SSSE3)"""
-    PHADDD_XMM_XMMM128: Final = 1469
+    PHADDD_XMM_XMMM128: Final = 2074
     """``phaddd RW:xmm, R:xmm/m128`` ``66 0F 38 02 /r`` (SSSE3)"""
-    PHADDD_MM_MMM64: Final = 1470
+    PHADDD_MM_MMM64: Final = 2075
     """``phaddd RW:mm, R:mm/m64`` ``0F 38 02 /r`` (SSSE3)"""
-    PHADDSW_XMM_XMMM128: Final = 1471
+    PHADDSW_XMM_XMMM128: Final = 2076
     """``phaddsw RW:xmm, R:xmm/m128`` ``66 0F 38 03 /r`` (SSSE3)"""
-    PHADDSW_MM_MMM64: Final = 1472
+    PHADDSW_MM_MMM64: Final = 2077
     """``phaddsw RW:mm, R:mm/m64`` ``0F 38 03 /r`` (SSSE3)"""
-    PMADDUBSW_XMM_XMMM128: Final = 1473
+    PMADDUBSW_XMM_XMMM128: Final = 2078
     """``pmaddubsw RW:xmm, R:xmm/m128`` ``66 0F 38 04 /r`` (SSSE3)"""
-    PMADDUBSW_MM_MMM64: Final = 1474
+    PMADDUBSW_MM_MMM64: Final = 2079
     """``pmaddubsw RW:mm, R:mm/m64`` ``0F 38 04 /r`` (SSSE3)"""
-    PHSUBW_XMM_XMMM128: Final = 1475
+    PHSUBW_XMM_XMMM128: Final = 2080
     """``phsubw RW:xmm, R:xmm/m128`` ``66 0F 38 05 /r`` (SSSE3)"""
-    PHSUBW_MM_MMM64: Final = 1476
+    PHSUBW_MM_MMM64: Final = 2081
     """``phsubw RW:mm, R:mm/m64`` ``0F 38 05 /r`` (SSSE3)"""
-    PHSUBD_XMM_XMMM128: Final = 1477
+    PHSUBD_XMM_XMMM128: Final = 2082
     """``phsubd RW:xmm, R:xmm/m128`` ``66 0F 38 06 /r`` (SSSE3)"""
-    PHSUBD_MM_MMM64: Final = 1478
+    PHSUBD_MM_MMM64: Final = 2083
     """``phsubd RW:mm, R:mm/m64`` ``0F 38 06 /r`` (SSSE3)"""
-    PHSUBSW_XMM_XMMM128: Final = 1479
+    PHSUBSW_XMM_XMMM128: Final = 2084
     """``phsubsw RW:xmm, R:xmm/m128`` ``66 0F 38 07 /r`` (SSSE3)"""
-    PHSUBSW_MM_MMM64: Final = 1480
+    PHSUBSW_MM_MMM64: Final = 2085
     """``phsubsw RW:mm, R:mm/m64`` ``0F 38 07 /r`` (SSSE3)"""
-    PSIGNB_XMM_XMMM128: Final = 1481
+    PSIGNB_XMM_XMMM128: Final = 2086
     """``psignb RW:xmm, R:xmm/m128`` ``66 0F 38 08 /r`` (SSSE3)"""
-    PSIGNB_MM_MMM64: Final = 1482
+    PSIGNB_MM_MMM64: Final = 2087
     """``psignb RW:mm, R:mm/m64`` ``0F 38 08 /r`` (SSSE3)"""
-    PSIGNW_XMM_XMMM128: Final = 1483
+    PSIGNW_XMM_XMMM128: Final = 2088
     """``psignw RW:xmm, R:xmm/m128`` ``66 0F 38 09 /r`` (SSSE3)"""
-    PSIGNW_MM_MMM64: Final = 1484
+    PSIGNW_MM_MMM64: Final = 2089
     """``psignw RW:mm, R:mm/m64`` ``0F 38 09 /r`` (SSSE3)"""
-    PSIGND_XMM_XMMM128: Final = 1485
+    PSIGND_XMM_XMMM128: Final = 2090
     """``psignd RW:xmm, R:xmm/m128`` ``66 0F 38 0A /r`` (SSSE3)"""
-    PSIGND_MM_MMM64: Final = 1486
+    PSIGND_MM_MMM64: Final = 2091
     """``psignd RW:mm, R:mm/m64`` ``0F 38 0A /r`` (SSSE3)"""
-    PMULHRSW_XMM_XMMM128: Final = 1487
+    PMULHRSW_XMM_XMMM128: Final = 2092
     """``pmulhrsw RW:xmm, R:xmm/m128`` ``66 0F 38 0B /r`` (SSSE3)"""
-    PMULHRSW_MM_MMM64: Final = 1488
+    PMULHRSW_MM_MMM64: Final = 2093
     """``pmulhrsw RW:mm, R:mm/m64`` ``0F 38 0B /r`` (SSSE3)"""
-    PTEST_XMM_XMMM128: Final = 1489
+    PTEST_XMM_XMMM128: Final = 2094
     """``ptest R:xmm, R:xmm/m128`` ``66 0F 38 17 /r`` (SSE4_1)"""
-    PABSB_XMM_XMMM128: Final = 1490
+    PABSB_XMM_XMMM128: Final = 2095
     """``pabsb W:xmm, R:xmm/m128`` ``66 0F 38 1C /r`` (SSSE3)"""
-    PABSB_MM_MMM64: Final = 1491
+    PABSB_MM_MMM64: Final = 2096
     """``pabsb W:mm, R:mm/m64`` ``0F 38 1C /r`` (SSSE3)"""
-    PABSW_XMM_XMMM128: Final = 1492
+    PABSW_XMM_XMMM128: Final = 2097
     """``pabsw W:xmm, R:xmm/m128`` ``66 0F 38 1D /r`` (SSSE3)"""
-    PABSW_MM_MMM64: Final = 1493
+    PABSW_MM_MMM64: Final = 2098
     """``pabsw W:mm, R:mm/m64`` ``0F 38 1D /r`` (SSSE3)"""
-    PABSD_XMM_XMMM128: Final = 1494
+    PABSD_XMM_XMMM128: Final = 2099
     """``pabsd W:xmm, R:xmm/m128`` ``66 0F 38 1E /r`` (SSSE3)"""
-    PABSD_MM_MMM64: Final = 1495
+    PABSD_MM_MMM64: Final = 2100
     """``pabsd W:mm, R:mm/m64`` ``0F 38 1E /r`` (SSSE3)"""
-    PMOVSXBW_XMM_XMMM64: Final = 1496
+    PMOVSXBW_XMM_XMMM64: Final = 2101
     """``pmovsxbw W:xmm, R:xmm/m64`` ``66 0F 38 20 /r`` (SSE4_1)"""
-    PMOVSXBD_XMM_XMMM32: Final = 1497
+    PMOVSXBD_XMM_XMMM32: Final = 2102
     """``pmovsxbd W:xmm, R:xmm/m32`` ``66 0F 38 21 /r`` (SSE4_1)"""
-    PMOVSXBQ_XMM_XMMM16: Final = 1498
+    PMOVSXBQ_XMM_XMMM16: Final = 2103
     """``pmovsxbq W:xmm, R:xmm/m16`` ``66 0F 38 22 /r`` (SSE4_1)"""
-    PMOVSXWD_XMM_XMMM64: Final = 1499
+    PMOVSXWD_XMM_XMMM64: Final = 2104
     """``pmovsxwd W:xmm, R:xmm/m64`` ``66 0F 38 23 /r`` (SSE4_1)"""
-    PMOVSXWQ_XMM_XMMM32: Final = 1500
+    PMOVSXWQ_XMM_XMMM32: Final = 2105
     """``pmovsxwq W:xmm, R:xmm/m32`` ``66 0F 38 24 /r`` (SSE4_1)"""
-    PMOVSXDQ_XMM_XMMM64: Final = 1501
+    PMOVSXDQ_XMM_XMMM64: Final = 2106
     """``pmovsxdq W:xmm, R:xmm/m64`` ``66 0F 38 25 /r`` (SSE4_1)"""
-    PMULDQ_XMM_XMMM128: Final = 1502
+    PMULDQ_XMM_XMMM128: Final = 2107
     """``pmuldq RW:xmm, R:xmm/m128`` ``66 0F 38 28 /r`` (SSE4_1)"""
-    PCMPEQQ_XMM_XMMM128: Final = 1503
+    PCMPEQQ_XMM_XMMM128: Final = 2108
     """``pcmpeqq RW:xmm, R:xmm/m128`` ``66 0F 38 29 /r`` (SSE4_1)"""
-    MOVNTDQA_XMM_M128: Final = 1504
+    MOVNTDQA_XMM_M128: Final = 2109
     """``movntdqa W:xmm, R:m128`` ``66 0F 38 2A /r`` (SSE4_1)"""
-    PACKUSDW_XMM_XMMM128: Final = 1505
+    PACKUSDW_XMM_XMMM128: Final = 2110
     """``packusdw RW:xmm, R:xmm/m128`` ``66 0F 38 2B /r`` (SSE4_1)"""
-    PMOVZXBW_XMM_XMMM64: Final = 1506
+    PMOVZXBW_XMM_XMMM64: Final = 2111
     """``pmovzxbw W:xmm, R:xmm/m64`` ``66 0F 38 30 /r`` (SSE4_1)"""
-    PMOVZXBD_XMM_XMMM32: Final = 1507
+    PMOVZXBD_XMM_XMMM32: Final = 2112
     """``pmovzxbd W:xmm, R:xmm/m32`` ``66 0F 38 31 /r`` (SSE4_1)"""
-    PMOVZXBQ_XMM_XMMM16: Final = 1508
+    PMOVZXBQ_XMM_XMMM16: Final = 2113
     """``pmovzxbq W:xmm, R:xmm/m16`` ``66 0F 38 32 /r`` (SSE4_1)"""
-    PMOVZXWD_XMM_XMMM64: Final = 1509
+    PMOVZXWD_XMM_XMMM64: Final = 2114
     """``pmovzxwd W:xmm, R:xmm/m64`` ``66 0F 38 33 /r`` (SSE4_1)"""
-    PMOVZXWQ_XMM_XMMM32: Final = 1510
+    PMOVZXWQ_XMM_XMMM32: Final = 2115
     """``pmovzxwq W:xmm, R:xmm/m32`` ``66 0F 38 34 /r`` (SSE4_1)"""
-    PMOVZXDQ_XMM_XMMM64: Final = 1511
+    PMOVZXDQ_XMM_XMMM64: Final = 2116
     """``pmovzxdq W:xmm, R:xmm/m64`` ``66 0F 38 35 /r`` (SSE4_1)"""
-    PCMPGTQ_XMM_XMMM128: Final = 1512
+    PCMPGTQ_XMM_XMMM128: Final = 2117
     """``pcmpgtq RW:xmm, R:xmm/m128`` ``66 0F 38 37 /r`` (SSE4_2)"""
-    PMINSB_XMM_XMMM128: Final = 1513
+    PMINSB_XMM_XMMM128: Final = 2118
     """``pminsb RW:xmm, R:xmm/m128`` ``66 0F 38 38 /r`` (SSE4_1)"""
-    PMINSD_XMM_XMMM128: Final = 1514
+    PMINSD_XMM_XMMM128: Final = 2119
     """``pminsd RW:xmm, R:xmm/m128`` ``66 0F 38 39 /r`` (SSE4_1)"""
-    PMINUW_XMM_XMMM128: Final = 1515
+    PMINUW_XMM_XMMM128: Final = 2120
     """``pminuw RW:xmm, R:xmm/m128`` ``66 0F 38 3A /r`` (SSE4_1)"""
-    PMINUD_XMM_XMMM128: Final = 1516
+    PMINUD_XMM_XMMM128: Final = 2121
     """``pminud RW:xmm, R:xmm/m128`` ``66 0F 38 3B /r`` (SSE4_1)"""
-    PMAXSB_XMM_XMMM128: Final = 1517
+    PMAXSB_XMM_XMMM128: Final = 2122
     """``pmaxsb RW:xmm, R:xmm/m128`` ``66 0F 38 3C /r`` (SSE4_1)"""
-    PMAXSD_XMM_XMMM128: Final = 1518
+    PMAXSD_XMM_XMMM128: Final = 2123
     """``pmaxsd RW:xmm, R:xmm/m128`` ``66 0F 38 3D /r`` (SSE4_1)"""
-    PMAXUW_XMM_XMMM128: Final = 1519
+    PMAXUW_XMM_XMMM128: Final = 2124
     """``pmaxuw RW:xmm, R:xmm/m128`` ``66 0F 38 3E /r`` (SSE4_1)"""
-    PMAXUD_XMM_XMMM128: Final = 1520
+    PMAXUD_XMM_XMMM128: Final = 2125
     """``pmaxud RW:xmm, R:xmm/m128`` ``66 0F 38 3F /r`` (SSE4_1)"""
-    PMULLD_XMM_XMMM128: Final = 1521
+    PMULLD_XMM_XMMM128: Final = 2126
     """``pmulld RW:xmm, R:xmm/m128`` ``66 0F 38 40 /r`` (SSE4_1)"""
-    PHMINPOSUW_XMM_XMMM128: Final = 1522
+    PHMINPOSUW_XMM_XMMM128: Final = 2127
     """``phminposuw W:xmm, R:xmm/m128`` ``66 0F 38 41 /r`` (SSE4_1)"""
-    SHA1NEXTE_XMM_XMMM128: Final = 1523
+    SHA1NEXTE_XMM_XMMM128: Final = 2128
     """``sha1nexte RW:xmm, R:xmm/m128`` ``0F 38 C8 /r`` (SHA)"""
-    SHA1MSG1_XMM_XMMM128: Final = 1524
+    SHA1MSG1_XMM_XMMM128: Final = 2129
     """``sha1msg1 RW:xmm, R:xmm/m128`` ``0F 38 C9 /r`` (SHA)"""
-    SHA1MSG2_XMM_XMMM128: Final = 1525
+    SHA1MSG2_XMM_XMMM128: Final = 2130
     """``sha1msg2 RW:xmm, R:xmm/m128`` ``0F 38 CA /r`` (SHA)"""
-    SHA256MSG1_XMM_XMMM128: Final = 1526
+    SHA256MSG1_XMM_XMMM128: Final = 2131
     """``sha256msg1 RW:xmm, R:xmm/m128`` ``0F 38 CC /r`` (SHA)"""
-    SHA256MSG2_XMM_XMMM128: Final = 1527
+    SHA256MSG2_XMM_XMMM128: Final = 2132
     """``sha256msg2 RW:xmm, R:xmm/m128`` ``0F 38 CD /r`` (SHA)"""
-    GF2P8MULB_XMM_XMMM128: Final = 1528
+    GF2P8MULB_XMM_XMMM128: Final = 2133
     """``gf2p8mulb RW:xmm, R:xmm/m128`` ``66 0F 38 CF /r`` (GFNI)"""
-    AESIMC_XMM_XMMM128: Final = 1529
+    AESIMC_XMM_XMMM128: Final = 2134
     """``aesimc W:xmm, R:xmm/m128`` ``66 0F 38 DB /r`` (AES)"""
-    AESENC_XMM_XMMM128: Final = 1530
+    AESENC_XMM_XMMM128: Final = 2135
     """``aesenc RW:xmm, R:xmm/m128`` ``66 0F 38 DC /r`` (AES)"""
-    AESENCLAST_XMM_XMMM128: Final = 1531
+    AESENCLAST_XMM_XMMM128: Final = 2136
     """``aesenclast RW:xmm, R:xmm/m128`` ``66 0F 38 DD /r`` (AES)"""
-    AESDEC_XMM_XMMM128: Final = 1532
+    AESDEC_XMM_XMMM128: Final = 2137
     """``aesdec RW:xmm, R:xmm/m128`` ``66 0F 38 DE /r`` (AES)"""
-    AESDECLAST_XMM_XMMM128: Final = 1533
+    AESDECLAST_XMM_XMMM128: Final = 2138
     """``aesdeclast RW:xmm, R:xmm/m128`` ``66 0F 38 DF /r`` (AES)"""
-    CRC32_R32_RM8: Final = 1534
+    CRC32_R32_RM8: Final = 2139
     """``crc32 RW:r32, R:r8/m8`` ``F2 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R64_RM8: Final = 1535
+    CRC32_R64_RM8: Final = 2140
     """``crc32 RW:r64, R:r8/m8`` ``F2 REX.W 0F 38 F0 /r`` (SSE4_2)"""
-    CRC32_R32_RM16: Final = 1536
+    CRC32_R32_RM16: Final = 2141
     """``crc32 RW:r32, R:r16/m16`` ``o16 F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R32_RM32: Final = 1537
+    CRC32_R32_RM32: Final = 2142
     """``crc32 RW:r32, R:r32/m32`` ``F2 0F 38 F1 /r`` (SSE4_2)"""
-    CRC32_R64_RM64: Final = 1538
+    CRC32_R64_RM64: Final = 2143
     """``crc32 RW:r64, R:r64/m64`` ``F2 REX.W 0F 38 F1 /r`` (SSE4_2)"""
-    ROUNDPS_XMM_XMMM128_IMM8: Final = 1539
+    ROUNDPS_XMM_XMMM128_IMM8: Final = 2144
     """``roundps W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 08 /r ib`` (SSE4_1)"""
-    ROUNDPD_XMM_XMMM128_IMM8: Final = 1540
+    ROUNDPD_XMM_XMMM128_IMM8: Final = 2145
     """``roundpd W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 09 /r ib`` (SSE4_1)"""
-    ROUNDSS_XMM_XMMM32_IMM8: Final = 1541
+    ROUNDSS_XMM_XMMM32_IMM8: Final = 2146
     """``roundss RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 0A /r ib`` (SSE4_1)"""
-    ROUNDSD_XMM_XMMM64_IMM8: Final = 1542
+    ROUNDSD_XMM_XMMM64_IMM8: Final = 2147
     """``roundsd RW:xmm, R:xmm/m64, R:imm8`` ``66 0F 3A 0B /r ib`` (SSE4_1)"""
-    BLENDPS_XMM_XMMM128_IMM8: Final = 1543
+    BLENDPS_XMM_XMMM128_IMM8: Final = 2148
     """``blendps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0C /r ib`` (SSE4_1)"""
-    BLENDPD_XMM_XMMM128_IMM8: Final = 1544
+    BLENDPD_XMM_XMMM128_IMM8: Final = 2149
     """``blendpd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0D /r ib`` (SSE4_1)"""
-    PBLENDW_XMM_XMMM128_IMM8: Final = 1545
+    PBLENDW_XMM_XMMM128_IMM8: Final = 2150
     """``pblendw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0E /r ib`` (SSE4_1)"""
-    PALIGNR_XMM_XMMM128_IMM8: Final = 1546
+    PALIGNR_XMM_XMMM128_IMM8: Final = 2151
     """``palignr RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 0F /r ib`` (SSSE3)"""
-    PALIGNR_MM_MMM64_IMM8: Final = 1547
+    PALIGNR_MM_MMM64_IMM8: Final = 2152
     """``palignr RW:mm, R:mm/m64, R:imm8`` ``0F 3A 0F /r ib`` (SSSE3)"""
-    PEXTRB_R32M8_XMM_IMM8: Final = 1548
+    PEXTRB_R32M8_XMM_IMM8: Final = 2153
     """``pextrb W:r32/m8, R:xmm, R:imm8`` ``66 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRB_R64M8_XMM_IMM8: Final = 1549
+    PEXTRB_R64M8_XMM_IMM8: Final = 2154
     """``pextrb W:r64/m8, R:xmm, R:imm8`` ``66 REX.W 0F 3A 14 /r ib`` (SSE4_1)"""
-    PEXTRD_RM32_XMM_IMM8: Final = 1550
+    PEXTRD_RM32_XMM_IMM8: Final = 2155
     """``pextrd W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 16 /r ib`` (SSE4_1)"""
-    PEXTRQ_RM64_XMM_IMM8: Final = 1551
+    PEXTRQ_RM64_XMM_IMM8: Final = 2156
     """``pextrq W:r64/m64, R:xmm, R:imm8`` ``66 REX.W 0F 3A 16 /r ib`` (SSE4_1)"""
-    EXTRACTPS_RM32_XMM_IMM8: Final = 1552
+    EXTRACTPS_RM32_XMM_IMM8: Final = 2157
     """``extractps W:r32/m32, R:xmm, R:imm8`` ``66 0F 3A 17 /r ib`` (SSE4_1)"""
-    EXTRACTPS_R64M32_XMM_IMM8: Final = 1553
+    EXTRACTPS_R64M32_XMM_IMM8: Final = 2158
     """``extractps W:r64/m32, R:xmm, R:imm8`` ``66 REX.W 0F 3A 17 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R32M8_IMM8: Final = 1554
+    PINSRB_XMM_R32M8_IMM8: Final = 2159
     """``pinsrb RW:xmm, R:r32/m8, R:imm8`` ``66 0F 3A 20 /r ib`` (SSE4_1)"""
-    PINSRB_XMM_R64M8_IMM8: Final = 1555
+    PINSRB_XMM_R64M8_IMM8: Final = 2160
     """``pinsrb RW:xmm, R:r64/m8, R:imm8`` ``66 REX.W 0F 3A 20 /r ib`` (SSE4_1)"""
-    INSERTPS_XMM_XMMM32_IMM8: Final = 1556
+    INSERTPS_XMM_XMMM32_IMM8: Final = 2161
     """``insertps RW:xmm, R:xmm/m32, R:imm8`` ``66 0F 3A 21 /r ib`` (SSE4_1)"""
-    PINSRD_XMM_RM32_IMM8: Final = 1557
+    PINSRD_XMM_RM32_IMM8: Final = 2162
     """``pinsrd RW:xmm, R:r32/m32, R:imm8`` ``66 0F 3A 22 /r ib`` (SSE4_1)"""
-    PINSRQ_XMM_RM64_IMM8: Final = 1558
+    PINSRQ_XMM_RM64_IMM8: Final = 2163
     """``pinsrq RW:xmm, R:r64/m64, R:imm8`` ``66 REX.W 0F 3A 22 /r ib`` (SSE4_1)"""
-    DPPS_XMM_XMMM128_IMM8: Final = 1559
+    DPPS_XMM_XMMM128_IMM8: Final = 2164
     """``dpps RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 40 /r ib`` (SSE4_1)"""
-    DPPD_XMM_XMMM128_IMM8: Final = 1560
+    DPPD_XMM_XMMM128_IMM8: Final = 2165
     """``dppd RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 41 /r ib`` (SSE4_1)"""
-    MPSADBW_XMM_XMMM128_IMM8: Final = 1561
+    MPSADBW_XMM_XMMM128_IMM8: Final = 2166
     """``mpsadbw RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 42 /r ib`` (SSE4_1)"""
-    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 1562
+    PCLMULQDQ_XMM_XMMM128_IMM8: Final = 2167
     """``pclmulqdq RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 44 /r ib`` (PCLMULQDQ)"""
-    PCMPESTRM_XMM_XMMM128_IMM8: Final = 1563
+    PCMPESTRM_XMM_XMMM128_IMM8: Final = 2168
     """``pcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPESTRI_XMM_XMMM128_IMM8: Final = 1564
+    PCMPESTRI_XMM_XMMM128_IMM8: Final = 2169
     """``pcmpestri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 1565
+    PCMPESTRI64_XMM_XMMM128_IMM8: Final = 2170
     """``pcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 61 /r ib`` (SSE4_2)"""
-    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 1566
+    PCMPESTRM64_XMM_XMMM128_IMM8: Final = 2171
     """``pcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``66 REX.W 0F 3A 60 /r ib`` (SSE4_2)"""
-    PCMPISTRM_XMM_XMMM128_IMM8: Final = 1567
+    PCMPISTRM_XMM_XMMM128_IMM8: Final = 2172
     """``pcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 62 /r ib`` (SSE4_2)"""
-    PCMPISTRI_XMM_XMMM128_IMM8: Final = 1568
+    PCMPISTRI_XMM_XMMM128_IMM8: Final = 2173
     """``pcmpistri R:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A 63 /r ib`` (SSE4_2)"""
-    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 1569
+    SHA1RNDS4_XMM_XMMM128_IMM8: Final = 2174
     """``sha1rnds4 RW:xmm, R:xmm/m128, R:imm8`` ``0F 3A CC /r ib`` (SHA)"""
-    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 1570
+    GF2P8AFFINEQB_XMM_XMMM128_IMM8: Final = 2175
     """``gf2p8affineqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CE /r ib`` (GFNI)"""
-    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 1571
+    GF2P8AFFINEINVQB_XMM_XMMM128_IMM8: Final = 2176
     """``gf2p8affineinvqb RW:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A CF /r ib`` (GFNI)"""
-    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 1572
+    AESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2177
     """``aeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``66 0F 3A DF /r ib`` (AES)"""
-    PAUSE: Final = 1573
+    PAUSE: Final = 2178
     """``pause`` ``F3 90`` (PAUSE)"""
-    CBW: Final = 1574
+    CBW: Final = 2179
     """``cbw`` ``o16 98`` (INTEL8086)"""
-    CWDE: Final = 1575
+    CWDE: Final = 2180
     """``cwde`` ``98`` (INTEL386)"""
-    CDQE: Final = 1576
+    CDQE: Final = 2181
     """``cdqe`` ``REX.W 98`` (X64)"""
-    SAHF: Final = 1577
+    SAHF: Final = 2182
     """``sahf`` ``9E`` (INTEL8086)"""
-    LAHF: Final = 1578
+    LAHF: Final = 2183
     """``lahf`` ``9F`` (INTEL8086)"""
-    RCL_RM8_IMM8: Final = 1579
+    RCL_RM8_IMM8: Final = 2184
     """``rcl RW:r8/m8, R:imm8`` ``C0 /2 ib`` (INTEL186)"""
-    RCL_RM16_IMM8: Final = 1580
+    REX2_RCL_RM8_IMM8: Final = 2185
+    """``rcl RW:r8/m8, R:imm8`` ``REX2 C0 /2 ib`` (INTEL186)"""
+    RCL_RM16_IMM8: Final = 2186
     """``rcl RW:r16/m16, R:imm8`` ``o16 C1 /2 ib`` (INTEL186)"""
-    RCL_RM32_IMM8: Final = 1581
+    REX2_RCL_RM16_IMM8: Final = 2187
+    """``rcl RW:r16/m16, R:imm8`` ``REX2 o16 C1 /2 ib`` (INTEL186)"""
+    RCL_RM32_IMM8: Final = 2188
     """``rcl RW:r32/m32, R:imm8`` ``C1 /2 ib`` (INTEL386)"""
-    RCL_RM64_IMM8: Final = 1582
+    REX2_RCL_RM32_IMM8: Final = 2189
+    """``rcl RW:r32/m32, R:imm8`` ``REX2 C1 /2 ib`` (INTEL386)"""
+    RCL_RM64_IMM8: Final = 2190
     """``rcl RW:r64/m64, R:imm8`` ``REX.W C1 /2 ib`` (X64)"""
-    RCL_RM8_1: Final = 1583
+    REX2_RCL_RM64_IMM8: Final = 2191
+    """``rcl RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /2 ib`` (X64)"""
+    RCL_RM8_1: Final = 2192
     """``rcl RW:r8/m8, R:1`` ``D0 /2`` (INTEL8086)"""
-    RCL_RM16_1: Final = 1584
+    REX2_RCL_RM8_1: Final = 2193
+    """``rcl RW:r8/m8, R:1`` ``REX2 D0 /2`` (INTEL8086)"""
+    RCL_RM16_1: Final = 2194
     """``rcl RW:r16/m16, R:1`` ``o16 D1 /2`` (INTEL8086)"""
-    RCL_RM32_1: Final = 1585
+    REX2_RCL_RM16_1: Final = 2195
+    """``rcl RW:r16/m16, R:1`` ``REX2 o16 D1 /2`` (INTEL8086)"""
+    RCL_RM32_1: Final = 2196
     """``rcl RW:r32/m32, R:1`` ``D1 /2`` (INTEL386)"""
-    RCL_RM64_1: Final = 1586
+    REX2_RCL_RM32_1: Final = 2197
+    """``rcl RW:r32/m32, R:1`` ``REX2 D1 /2`` (INTEL386)"""
+    RCL_RM64_1: Final = 2198
     """``rcl RW:r64/m64, R:1`` ``REX.W D1 /2`` (X64)"""
-    RCL_RM8_CL: Final = 1587
+    REX2_RCL_RM64_1: Final = 2199
+    """``rcl RW:r64/m64, R:1`` ``REX2 REX.W D1 /2`` (X64)"""
+    RCL_RM8_CL: Final = 2200
     """``rcl RW:r8/m8, R:cl`` ``D2 /2`` (INTEL8086)"""
-    RCL_RM16_CL: Final = 1588
+    REX2_RCL_RM8_CL: Final = 2201
+    """``rcl RW:r8/m8, R:cl`` ``REX2 D2 /2`` (INTEL8086)"""
+    RCL_RM16_CL: Final = 2202
     """``rcl RW:r16/m16, R:cl`` ``o16 D3 /2`` (INTEL8086)"""
-    RCL_RM32_CL: Final = 1589
+    REX2_RCL_RM16_CL: Final = 2203
+    """``rcl RW:r16/m16, R:cl`` ``REX2 o16 D3 /2`` (INTEL8086)"""
+    RCL_RM32_CL: Final = 2204
     """``rcl RW:r32/m32, R:cl`` ``D3 /2`` (INTEL386)"""
-    RCL_RM64_CL: Final = 1590
+    REX2_RCL_RM32_CL: Final = 2205
+    """``rcl RW:r32/m32, R:cl`` ``REX2 D3 /2`` (INTEL386)"""
+    RCL_RM64_CL: Final = 2206
     """``rcl RW:r64/m64, R:cl`` ``REX.W D3 /2`` (X64)"""
-    RCR_RM8_IMM8: Final = 1591
+    REX2_RCL_RM64_CL: Final = 2207
+    """``rcl RW:r64/m64, R:cl`` ``REX2 REX.W D3 /2`` (X64)"""
+    RCR_RM8_IMM8: Final = 2208
     """``rcr RW:r8/m8, R:imm8`` ``C0 /3 ib`` (INTEL186)"""
-    RCR_RM16_IMM8: Final = 1592
+    REX2_RCR_RM8_IMM8: Final = 2209
+    """``rcr RW:r8/m8, R:imm8`` ``REX2 C0 /3 ib`` (INTEL186)"""
+    RCR_RM16_IMM8: Final = 2210
     """``rcr RW:r16/m16, R:imm8`` ``o16 C1 /3 ib`` (INTEL186)"""
-    RCR_RM32_IMM8: Final = 1593
+    REX2_RCR_RM16_IMM8: Final = 2211
+    """``rcr RW:r16/m16, R:imm8`` ``REX2 o16 C1 /3 ib`` (INTEL186)"""
+    RCR_RM32_IMM8: Final = 2212
     """``rcr RW:r32/m32, R:imm8`` ``C1 /3 ib`` (INTEL386)"""
-    RCR_RM64_IMM8: Final = 1594
+    REX2_RCR_RM32_IMM8: Final = 2213
+    """``rcr RW:r32/m32, R:imm8`` ``REX2 C1 /3 ib`` (INTEL386)"""
+    RCR_RM64_IMM8: Final = 2214
     """``rcr RW:r64/m64, R:imm8`` ``REX.W C1 /3 ib`` (X64)"""
-    RCR_RM8_1: Final = 1595
+    REX2_RCR_RM64_IMM8: Final = 2215
+    """``rcr RW:r64/m64, R:imm8`` ``REX2 REX.W C1 /3 ib`` (X64)"""
+    RCR_RM8_1: Final = 2216
     """``rcr RW:r8/m8, R:1`` ``D0 /3`` (INTEL8086)"""
-    RCR_RM16_1: Final = 1596
+    REX2_RCR_RM8_1: Final = 2217
+    """``rcr RW:r8/m8, R:1`` ``REX2 D0 /3`` (INTEL8086)"""
+    RCR_RM16_1: Final = 2218
     """``rcr RW:r16/m16, R:1`` ``o16 D1 /3`` (INTEL8086)"""
-    RCR_RM32_1: Final = 1597
+    REX2_RCR_RM16_1: Final = 2219
+    """``rcr RW:r16/m16, R:1`` ``REX2 o16 D1 /3`` (INTEL8086)"""
+    RCR_RM32_1: Final = 2220
     """``rcr RW:r32/m32, R:1`` ``D1 /3`` (INTEL386)"""
-    RCR_RM64_1: Final = 1598
+    REX2_RCR_RM32_1: Final = 2221
+    """``rcr RW:r32/m32, R:1`` ``REX2 D1 /3`` (INTEL386)"""
+    RCR_RM64_1: Final = 2222
     """``rcr RW:r64/m64, R:1`` ``REX.W D1 /3`` (X64)"""
-    RCR_RM8_CL: Final = 1599
+    REX2_RCR_RM64_1: Final = 2223
+    """``rcr RW:r64/m64, R:1`` ``REX2 REX.W D1 /3`` (X64)"""
+    RCR_RM8_CL: Final = 2224
     """``rcr RW:r8/m8, R:cl`` ``D2 /3`` (INTEL8086)"""
-    RCR_RM16_CL: Final = 1600
+    REX2_RCR_RM8_CL: Final = 2225
+    """``rcr RW:r8/m8, R:cl`` ``REX2 D2 /3`` (INTEL8086)"""
+    RCR_RM16_CL: Final = 2226
     """``rcr RW:r16/m16, R:cl`` ``o16 D3 /3`` (INTEL8086)"""
-    RCR_RM32_CL: Final = 1601
+    REX2_RCR_RM16_CL: Final = 2227
+    """``rcr RW:r16/m16, R:cl`` ``REX2 o16 D3 /3`` (INTEL8086)"""
+    RCR_RM32_CL: Final = 2228
     """``rcr RW:r32/m32, R:cl`` ``D3 /3`` (INTEL386)"""
-    RCR_RM64_CL: Final = 1602
+    REX2_RCR_RM32_CL: Final = 2229
+    """``rcr RW:r32/m32, R:cl`` ``REX2 D3 /3`` (INTEL386)"""
+    RCR_RM64_CL: Final = 2230
     """``rcr RW:r64/m64, R:cl`` ``REX.W D3 /3`` (X64)"""
-    INT_IMM8: Final = 1603
+    REX2_RCR_RM64_CL: Final = 2231
+    """``rcr RW:r64/m64, R:cl`` ``REX2 REX.W D3 /3`` (X64)"""
+    INT_IMM8: Final = 2232
     """``int R:imm8`` ``CD ib`` (INTEL8086)"""
-    LOOPNE_REL8_64_RCX: Final = 1604
+    LOOPNE_REL8_64_RCX: Final = 2233
     """``loopne R:rel8`` ``E0 cb`` (X64)"""
-    LOOPNE_REL8_64_ECX: Final = 1605
+    LOOPNE_REL8_64_ECX: Final = 2234
     """``loopne R:rel8`` ``a32 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_RCX: Final = 1606
+    LOOPNE_REL8_16_RCX: Final = 2235
     """``loopne R:rel8`` ``o16 E0 cb`` (X64)"""
-    LOOPNE_REL8_16_ECX: Final = 1607
+    LOOPNE_REL8_16_ECX: Final = 2236
     """``loopne R:rel8`` ``o16 a32 E0 cb`` (INTEL386)"""
-    LOOPE_REL8_64_RCX: Final = 1608
+    LOOPE_REL8_64_RCX: Final = 2237
     """``loope R:rel8`` ``E1 cb`` (X64)"""
-    LOOPE_REL8_64_ECX: Final = 1609
+    LOOPE_REL8_64_ECX: Final = 2238
     """``loope R:rel8`` ``a32 E1 cb`` (X64)"""
-    LOOPE_REL8_16_RCX: Final = 1610
+    LOOPE_REL8_16_RCX: Final = 2239
     """``loope R:rel8`` ``o16 E1 cb`` (X64)"""
-    LOOPE_REL8_16_ECX: Final = 1611
+    LOOPE_REL8_16_ECX: Final = 2240
     """``loope R:rel8`` ``o16 a32 E1 cb`` (INTEL386)"""
-    LOOP_REL8_64_RCX: Final = 1612
+    LOOP_REL8_64_RCX: Final = 2241
     """``loop R:rel8`` ``E2 cb`` (X64)"""
-    LOOP_REL8_64_ECX: Final = 1613
+    LOOP_REL8_64_ECX: Final = 2242
     """``loop R:rel8`` ``a32 E2 cb`` (X64)"""
-    LOOP_REL8_16_RCX: Final = 1614
+    LOOP_REL8_16_RCX: Final = 2243
     """``loop R:rel8`` ``o16 E2 cb`` (X64)"""
-    LOOP_REL8_16_ECX: Final = 1615
+    LOOP_REL8_16_ECX: Final = 2244
     """``loop R:rel8`` ``o16 a32 E2 cb`` (INTEL386)"""
-    JRCXZ_REL8_64: Final = 1616
+    JRCXZ_REL8_64: Final = 2245
     """``jrcxz R:rel8`` ``E3 cb`` (X64)"""
-    JRCXZ_REL8_16: Final = 1617
+    JRCXZ_REL8_16: Final = 2246
     """``jrcxz R:rel8`` ``o16 E3 cb`` (X64)"""
-    JECXZ_REL8_64: Final = 1618
+    JECXZ_REL8_64: Final = 2247
     """``jecxz R:rel8`` ``a32 E3 cb`` (X64)"""
-    JECXZ_REL8_16: Final = 1619
+    JECXZ_REL8_16: Final = 2248
     """``jecxz R:rel8`` ``o16 a32 E3 cb`` (INTEL386)"""
-    INT1: Final = 1620
+    INT1: Final = 2249
     """``int1`` ``F1`` (INTEL386)"""
-    WAIT: Final = 1621
+    WAIT: Final = 2250
     """``wait`` ``9B`` (INTEL8086)"""
-    IN_AL_IMM8: Final = 1622
+    IN_AL_IMM8: Final = 2251
     """``in W:al, R:imm8`` ``E4 ib`` (INTEL8086)"""
-    IN_AX_IMM8: Final = 1623
+    IN_AX_IMM8: Final = 2252
     """``in W:ax, R:imm8`` ``o16 E5 ib`` (INTEL8086)"""
-    IN_EAX_IMM8: Final = 1624
+    IN_EAX_IMM8: Final = 2253
     """``in W:eax, R:imm8`` ``E5 ib`` (INTEL386)"""
-    IN_AL_DX: Final = 1625
+    IN_AL_DX: Final = 2254
     """``in W:al, R:dx`` ``EC`` (INTEL8086)"""
-    IN_AX_DX: Final = 1626
+    IN_AX_DX: Final = 2255
     """``in W:ax, R:dx`` ``o16 ED`` (INTEL8086)"""
-    IN_EAX_DX: Final = 1627
+    IN_EAX_DX: Final = 2256
     """``in W:eax, R:dx`` ``ED`` (INTEL386)"""
-    OUT_IMM8_AL: Final = 1628
+    OUT_IMM8_AL: Final = 2257
     """``out R:imm8, R:al`` ``E6 ib`` (INTEL8086)"""
-    OUT_IMM8_AX: Final = 1629
+    OUT_IMM8_AX: Final = 2258
     """``out R:imm8, R:ax`` ``o16 E7 ib`` (INTEL8086)"""
-    OUT_IMM8_EAX: Final = 1630
+    OUT_IMM8_EAX: Final = 2259
     """``out R:imm8, R:eax`` ``E7 ib`` (INTEL386)"""
-    OUT_DX_AL: Final = 1631
+    OUT_DX_AL: Final = 2260
     """``out R:dx, R:al`` ``EE`` (INTEL8086)"""
-    OUT_DX_AX: Final = 1632
+    OUT_DX_AX: Final = 2261
     """``out R:dx, R:ax`` ``o16 EF`` (INTEL8086)"""
-    OUT_DX_EAX: Final = 1633
+    OUT_DX_EAX: Final = 2262
     """``out R:dx, R:eax`` ``EF`` (INTEL386)"""
-    MOVSB_M8_M8: Final = 1634
+    MOVSB_M8_M8: Final = 2263
     """``movsb W:m8, R:m8`` ``A4`` (INTEL8086)"""
-    CMPSB_M8_M8: Final = 1635
+    CMPSB_M8_M8: Final = 2264
     """``cmpsb R:m8, R:m8`` ``A6`` (INTEL8086)"""
-    SCASB_AL_M8: Final = 1636
+    SCASB_AL_M8: Final = 2265
     """``scasb R:al, R:m8`` ``AE`` (INTEL8086)"""
-    LODSB_AL_M8: Final = 1637
+    LODSB_AL_M8: Final = 2266
     """``lodsb W:al, R:m8`` ``AC`` (INTEL8086)"""
-    STOSB_M8_AL: Final = 1638
+    STOSB_M8_AL: Final = 2267
     """``stosb W:m8, R:al`` ``AA`` (INTEL8086)"""
-    INSB_M8_DX: Final = 1639
+    INSB_M8_DX: Final = 2268
     """``insb W:m8, R:dx`` ``6C`` (INTEL186)"""
-    OUTSB_DX_M8: Final = 1640
+    OUTSB_DX_M8: Final = 2269
     """``outsb R:dx, R:m8`` ``6E`` (INTEL186)"""
-    MOVSD_M32_M32: Final = 1641
+    MOVSD_M32_M32: Final = 2270
     """``movsd W:m32, R:m32`` ``A5`` (INTEL386)"""
-    MOVSD_XMM_XMMM64: Final = 1642
+    MOVSD_XMM_XMMM64: Final = 2271
     """``movsd RW:xmm, R:xmm/m64`` ``F2 0F 10 /r`` (SSE2)"""
-    MOVSD_XMMM64_XMM: Final = 1643
+    REX2_MOVSD_XMM_XMMM64: Final = 2272
+    """``movsd RW:xmm, R:xmm/m64`` ``REX2 F2 0F 10 /r`` (SSE2)"""
+    MOVSD_XMMM64_XMM: Final = 2273
     """``movsd RW:xmm/m64, R:xmm`` ``F2 0F 11 /r`` (SSE2)"""
-    MOVSW_M16_M16: Final = 1644
+    REX2_MOVSD_XMMM64_XMM: Final = 2274
+    """``movsd RW:xmm/m64, R:xmm`` ``REX2 F2 0F 11 /r`` (SSE2)"""
+    MOVSW_M16_M16: Final = 2275
     """``movsw W:m16, R:m16`` ``o16 A5`` (INTEL8086)"""
-    CMPSW_M16_M16: Final = 1645
+    CMPSW_M16_M16: Final = 2276
     """``cmpsw R:m16, R:m16`` ``o16 A7`` (INTEL8086)"""
-    SCASW_AX_M16: Final = 1646
+    SCASW_AX_M16: Final = 2277
     """``scasw R:ax, R:m16`` ``o16 AF`` (INTEL8086)"""
-    LODSW_AX_M16: Final = 1647
+    LODSW_AX_M16: Final = 2278
     """``lodsw W:ax, R:m16`` ``o16 AD`` (INTEL8086)"""
-    STOSW_M16_AX: Final = 1648
+    STOSW_M16_AX: Final = 2279
     """``stosw W:m16, R:ax`` ``o16 AB`` (INTEL8086)"""
-    INSW_M16_DX: Final = 1649
+    INSW_M16_DX: Final = 2280
     """``insw W:m16, R:dx`` ``o16 6D`` (INTEL186)"""
-    OUTSW_DX_M16: Final = 1650
+    OUTSW_DX_M16: Final = 2281
     """``outsw R:dx, R:m16`` ``o16 6F`` (INTEL186)"""
-    SCASD_EAX_M32: Final = 1651
+    SCASD_EAX_M32: Final = 2282
     """``scasd R:eax, R:m32`` ``AF`` (INTEL386)"""
-    LODSD_EAX_M32: Final = 1652
+    LODSD_EAX_M32: Final = 2283
     """``lodsd W:eax, R:m32`` ``AD`` (INTEL386)"""
-    STOSD_M32_EAX: Final = 1653
+    STOSD_M32_EAX: Final = 2284
     """``stosd W:m32, R:eax`` ``AB`` (INTEL386)"""
-    INSD_M32_DX: Final = 1654
+    INSD_M32_DX: Final = 2285
     """``insd W:m32, R:dx`` ``6D`` (INTEL386)"""
-    OUTSD_DX_M32: Final = 1655
+    OUTSD_DX_M32: Final = 2286
     """``outsd R:dx, R:m32`` ``6F`` (INTEL386)"""
-    MOVSQ_M64_M64: Final = 1656
+    MOVSQ_M64_M64: Final = 2287
     """``movsq W:m64, R:m64`` ``REX.W A5`` (X64)"""
-    CMPSQ_M64_M64: Final = 1657
+    CMPSQ_M64_M64: Final = 2288
     """``cmpsq R:m64, R:m64`` ``REX.W A7`` (X64)"""
-    SCASQ_RAX_M64: Final = 1658
+    SCASQ_RAX_M64: Final = 2289
     """``scasq R:rax, R:m64`` ``REX.W AF`` (X64)"""
-    LODSQ_RAX_M64: Final = 1659
+    LODSQ_RAX_M64: Final = 2290
     """``lodsq W:rax, R:m64`` ``REX.W AD`` (X64)"""
-    STOSQ_M64_RAX: Final = 1660
+    STOSQ_M64_RAX: Final = 2291
     """``stosq W:m64, R:rax`` ``REX.W AB`` (X64)"""
-    XLAT_M8: Final = 1661
+    XLAT_M8: Final = 2292
     """``xlat R:m8`` ``D7`` (INTEL8086)"""
-    CLTS: Final = 1662
+    CLTS: Final = 2293
     """``clts`` ``0F 06`` (INTEL286)"""
-    SYSEXITD: Final = 1663
+    SYSEXITD: Final = 2294
     """``sysexit`` ``0F 35`` (SEP)"""
-    SYSEXITQ: Final = 1664
+    SYSEXITQ: Final = 2295
     """``sysexitq`` ``REX.W 0F 35`` (SEP)"""
-    SYSRETD: Final = 1665
+    SYSRETD: Final = 2296
     """``sysretd`` ``0F 07`` (SYSCALL)"""
-    SYSRETQ: Final = 1666
+    SYSRETQ: Final = 2297
     """``sysretq`` ``REX.W 0F 07`` (SYSCALL)"""
-    IRETW: Final = 1667
+    IRETW: Final = 2298
     """``iretw`` ``o16 CF`` (INTEL8086)"""
-    IRETD: Final = 1668
+    IRETD: Final = 2299
     """``iretd`` ``CF`` (INTEL386)"""
-    IRETQ: Final = 1669
+    IRETQ: Final = 2300
     """``iretq`` ``REX.W CF`` (X64)"""
-    HLT: Final = 1670
+    HLT: Final = 2301
     """``hlt`` ``F4`` (INTEL8086)"""
-    CMC: Final = 1671
+    CMC: Final = 2302
     """``cmc`` ``F5`` (INTEL8086)"""
-    CLC: Final = 1672
+    CLC: Final = 2303
     """``clc`` ``F8`` (INTEL8086)"""
-    STC: Final = 1673
+    STC: Final = 2304
     """``stc`` ``F9`` (INTEL8086)"""
-    CLI: Final = 1674
+    CLI: Final = 2305
     """``cli`` ``FA`` (INTEL8086)"""
-    STI: Final = 1675
+    STI: Final = 2306
     """``sti`` ``FB`` (INTEL8086)"""
-    CLD: Final = 1676
+    CLD: Final = 2307
     """``cld`` ``FC`` (INTEL8086)"""
-    STD: Final = 1677
+    STD: Final = 2308
     """``std`` ``FD`` (INTEL8086)"""
-    SLDT_RM16: Final = 1678
+    SLDT_RM16: Final = 2309
     """``sldt W:r16/m16`` ``o16 0F 00 /0`` (INTEL286)"""
-    SLDT_R32M16: Final = 1679
+    REX2_SLDT_RM16: Final = 2310
+    """``sldt W:r16/m16`` ``REX2 o16 0F 00 /0`` (INTEL286)"""
+    SLDT_R32M16: Final = 2311
     """``sldt W:r32/m16`` ``0F 00 /0`` (INTEL386)"""
-    SLDT_R64M16: Final = 1680
+    REX2_SLDT_R32M16: Final = 2312
+    """``sldt W:r32/m16`` ``REX2 0F 00 /0`` (INTEL386)"""
+    SLDT_R64M16: Final = 2313
     """``sldt W:r64/m16`` ``REX.W 0F 00 /0`` (X64)"""
-    STR_RM16: Final = 1681
+    STR_RM16: Final = 2314
     """``str W:r16/m16`` ``o16 0F 00 /1`` (INTEL286)"""
-    STR_R32M16: Final = 1682
+    REX2_STR_RM16: Final = 2315
+    """``str W:r16/m16`` ``REX2 o16 0F 00 /1`` (INTEL286)"""
+    STR_R32M16: Final = 2316
     """``str W:r32/m16`` ``0F 00 /1`` (INTEL386)"""
-    STR_R64M16: Final = 1683
+    REX2_STR_R32M16: Final = 2317
+    """``str W:r32/m16`` ``REX2 0F 00 /1`` (INTEL386)"""
+    STR_R64M16: Final = 2318
     """``str W:r64/m16`` ``REX.W 0F 00 /1`` (X64)"""
-    LLDT_RM16: Final = 1684
+    LLDT_RM16: Final = 2319
     """``lldt R:r16/m16`` ``o16 0F 00 /2`` (INTEL286)"""
-    LLDT_R32M16: Final = 1685
+    LLDT_R32M16: Final = 2320
     """``lldt R:r32/m16`` ``0F 00 /2`` (INTEL386)"""
-    LLDT_R64M16: Final = 1686
+    LLDT_R64M16: Final = 2321
     """``lldt R:r64/m16`` ``REX.W 0F 00 /2`` (X64)"""
-    LTR_RM16: Final = 1687
+    LTR_RM16: Final = 2322
     """``ltr R:r16/m16`` ``o16 0F 00 /3`` (INTEL286)"""
-    LTR_R32M16: Final = 1688
+    LTR_R32M16: Final = 2323
     """``ltr R:r32/m16`` ``0F 00 /3`` (INTEL386)"""
-    LTR_R64M16: Final = 1689
+    LTR_R64M16: Final = 2324
     """``ltr R:r64/m16`` ``REX.W 0F 00 /3`` (X64)"""
-    VERR_RM16: Final = 1690
+    VERR_RM16: Final = 2325
     """``verr R:r16/m16`` ``o16 0F 00 /4`` (INTEL286)"""
-    VERR_R32M16: Final = 1691
+    VERR_R32M16: Final = 2326
     """``verr R:r32/m16`` ``0F 00 /4`` (INTEL386)"""
-    VERR_R64M16: Final = 1692
+    VERR_R64M16: Final = 2327
     """``verr R:r64/m16`` ``REX.W 0F 00 /4`` (X64)"""
-    VERW_RM16: Final = 1693
+    VERW_RM16: Final = 2328
     """``verw R:r16/m16`` ``o16 0F 00 /5`` (INTEL286)"""
-    VERW_R32M16: Final = 1694
+    VERW_R32M16: Final = 2329
     """``verw R:r32/m16`` ``0F 00 /5`` (INTEL386)"""
-    VERW_R64M16: Final = 1695
+    VERW_R64M16: Final = 2330
     """``verw R:r64/m16`` ``REX.W 0F 00 /5`` (X64)"""
-    SGDT_M1664: Final = 1696
+    SGDT_M1664: Final = 2331
     """``sgdt W:m80`` ``0F 01 /0`` (X64)"""
-    SIDT_M1664: Final = 1697
+    REX2_SGDT_M1664: Final = 2332
+    """``sgdt W:m80`` ``REX2 0F 01 /0`` (X64)"""
+    SIDT_M1664: Final = 2333
     """``sidt W:m80`` ``0F 01 /1`` (X64)"""
-    LGDT_M1664: Final = 1698
+    REX2_SIDT_M1664: Final = 2334
+    """``sidt W:m80`` ``REX2 0F 01 /1`` (X64)"""
+    LGDT_M1664: Final = 2335
     """``lgdt R:m80`` ``0F 01 /2`` (X64)"""
-    LIDT_M1664: Final = 1699
+    REX2_LGDT_M1664: Final = 2336
+    """``lgdt R:m80`` ``REX2 0F 01 /2`` (X64)"""
+    LIDT_M1664: Final = 2337
     """``lidt R:m80`` ``0F 01 /3`` (X64)"""
-    SMSW_RM16: Final = 1700
+    REX2_LIDT_M1664: Final = 2338
+    """``lidt R:m80`` ``REX2 0F 01 /3`` (X64)"""
+    SMSW_RM16: Final = 2339
     """``smsw W:r16/m16`` ``o16 0F 01 /4`` (INTEL286)"""
-    SMSW_R32M16: Final = 1701
+    REX2_SMSW_RM16: Final = 2340
+    """``smsw W:r16/m16`` ``REX2 o16 0F 01 /4`` (INTEL286)"""
+    SMSW_R32M16: Final = 2341
     """``smsw W:r32/m16`` ``0F 01 /4`` (INTEL386)"""
-    SMSW_R64M16: Final = 1702
+    REX2_SMSW_R32M16: Final = 2342
+    """``smsw W:r32/m16`` ``REX2 0F 01 /4`` (INTEL386)"""
+    SMSW_R64M16: Final = 2343
     """``smsw W:r64/m16`` ``REX.W 0F 01 /4`` (X64)"""
-    LMSW_RM16: Final = 1703
+    REX2_SMSW_R64M16: Final = 2344
+    """``smsw W:r64/m16`` ``REX2 REX.W 0F 01 /4`` (X64)"""
+    LMSW_RM16: Final = 2345
     """``lmsw R:r16/m16`` ``o16 0F 01 /6`` (INTEL286)"""
-    LMSW_R32M16: Final = 1704
+    LMSW_R32M16: Final = 2346
     """``lmsw R:r32/m16`` ``0F 01 /6`` (INTEL386)"""
-    LMSW_R64M16: Final = 1705
+    LMSW_R64M16: Final = 2347
     """``lmsw R:r64/m16`` ``REX.W 0F 01 /6`` (X64)"""
-    LKGS_RM16: Final = 1706
+    LKGS_RM16: Final = 2348
     """``lkgs R:r16/m16`` ``o16 F2 0F 00 /6`` (LKGS)"""
-    LKGS_R32M16: Final = 1707
+    LKGS_R32M16: Final = 2349
     """``lkgs R:r32/m16`` ``F2 0F 00 /6`` (LKGS)"""
-    LKGS_R64M16: Final = 1708
+    LKGS_R64M16: Final = 2350
     """``lkgs R:r64/m16`` ``F2 REX.W 0F 00 /6`` (LKGS)"""
-    INVLPG_M: Final = 1709
+    INVLPG_M: Final = 2351
     """``invlpg N:m`` ``0F 01 /7`` (INTEL486)"""
-    SWAPGS: Final = 1710
+    REX2_INVLPG_M: Final = 2352
+    """``invlpg N:m`` ``REX2 0F 01 /7`` (INTEL486)"""
+    SWAPGS: Final = 2353
     """``swapgs`` ``0F 01 F8`` (X64)"""
-    RDTSCP: Final = 1711
+    RDTSCP: Final = 2354
     """``rdtscp`` ``0F 01 F9`` (RDTSCP)"""
-    LAR_R16_RM16: Final = 1712
+    LAR_R16_RM16: Final = 2355
     """``lar CW:r16, R:r16/m16`` ``o16 0F 02 /r`` (INTEL286)"""
-    LAR_R32_R32M16: Final = 1713
+    REX2_LAR_R16_RM16: Final = 2356
+    """``lar CW:r16, R:r16/m16`` ``REX2 o16 0F 02 /r`` (INTEL286)"""
+    LAR_R32_R32M16: Final = 2357
     """``lar CW:r32, R:r32/m16`` ``0F 02 /r`` (INTEL386)"""
-    LAR_R64_R64M16: Final = 1714
+    REX2_LAR_R32_R32M16: Final = 2358
+    """``lar CW:r32, R:r32/m16`` ``REX2 0F 02 /r`` (INTEL386)"""
+    LAR_R64_R64M16: Final = 2359
     """``lar CW:r64, R:r64/m16`` ``REX.W 0F 02 /r`` (X64)"""
-    LSL_R16_RM16: Final = 1715
+    REX2_LAR_R64_R64M16: Final = 2360
+    """``lar CW:r64, R:r64/m16`` ``REX2 REX.W 0F 02 /r`` (X64)"""
+    LSL_R16_RM16: Final = 2361
     """``lsl CW:r16, R:r16/m16`` ``o16 0F 03 /r`` (INTEL286)"""
-    LSL_R32_R32M16: Final = 1716
+    REX2_LSL_R16_RM16: Final = 2362
+    """``lsl CW:r16, R:r16/m16`` ``REX2 o16 0F 03 /r`` (INTEL286)"""
+    LSL_R32_R32M16: Final = 2363
     """``lsl CW:r32, R:r32/m16`` ``0F 03 /r`` (INTEL386)"""
-    LSL_R64_R64M16: Final = 1717
+    REX2_LSL_R32_R32M16: Final = 2364
+    """``lsl CW:r32, R:r32/m16`` ``REX2 0F 03 /r`` (INTEL386)"""
+    LSL_R64_R64M16: Final = 2365
     """``lsl CW:r64, R:r64/m16`` ``REX.W 0F 03 /r`` (X64)"""
-    LSS_R16_M1616: Final = 1718
+    REX2_LSL_R64_R64M16: Final = 2366
+    """``lsl CW:r64, R:r64/m16`` ``REX2 REX.W 0F 03 /r`` (X64)"""
+    LSS_R16_M1616: Final = 2367
     """``lss W:r16, R:m16:16`` ``o16 0F B2 /r`` (INTEL386)"""
-    LSS_R32_M1632: Final = 1719
+    REX2_LSS_R16_M1616: Final = 2368
+    """``lss W:r16, R:m16:16`` ``REX2 o16 0F B2 /r`` (INTEL386)"""
+    LSS_R32_M1632: Final = 2369
     """``lss W:r32, R:m16:32`` ``0F B2 /r`` (INTEL386)"""
-    LSS_R64_M1664: Final = 1720
+    REX2_LSS_R32_M1632: Final = 2370
+    """``lss W:r32, R:m16:32`` ``REX2 0F B2 /r`` (INTEL386)"""
+    LSS_R64_M1664: Final = 2371
     """``lss W:r64, R:m16:64`` ``REX.W 0F B2 /r`` (X64)"""
-    LFS_R16_M1616: Final = 1721
+    REX2_LSS_R64_M1664: Final = 2372
+    """``lss W:r64, R:m16:64`` ``REX2 REX.W 0F B2 /r`` (X64)"""
+    LFS_R16_M1616: Final = 2373
     """``lfs W:r16, R:m16:16`` ``o16 0F B4 /r`` (INTEL386)"""
-    LFS_R32_M1632: Final = 1722
+    REX2_LFS_R16_M1616: Final = 2374
+    """``lfs W:r16, R:m16:16`` ``REX2 o16 0F B4 /r`` (INTEL386)"""
+    LFS_R32_M1632: Final = 2375
     """``lfs W:r32, R:m16:32`` ``0F B4 /r`` (INTEL386)"""
-    LFS_R64_M1664: Final = 1723
+    REX2_LFS_R32_M1632: Final = 2376
+    """``lfs W:r32, R:m16:32`` ``REX2 0F B4 /r`` (INTEL386)"""
+    LFS_R64_M1664: Final = 2377
     """``lfs W:r64, R:m16:64`` ``REX.W 0F B4 /r`` (X64)"""
-    LGS_R16_M1616: Final = 1724
+    REX2_LFS_R64_M1664: Final = 2378
+    """``lfs W:r64, R:m16:64`` ``REX2 REX.W 0F B4 /r`` (X64)"""
+    LGS_R16_M1616: Final = 2379
     """``lgs W:r16, R:m16:16`` ``o16 0F B5 /r`` (INTEL386)"""
-    LGS_R32_M1632: Final = 1725
+    REX2_LGS_R16_M1616: Final = 2380
+    """``lgs W:r16, R:m16:16`` ``REX2 o16 0F B5 /r`` (INTEL386)"""
+    LGS_R32_M1632: Final = 2381
     """``lgs W:r32, R:m16:32`` ``0F B5 /r`` (INTEL386)"""
-    LGS_R64_M1664: Final = 1726
+    REX2_LGS_R32_M1632: Final = 2382
+    """``lgs W:r32, R:m16:32`` ``REX2 0F B5 /r`` (INTEL386)"""
+    LGS_R64_M1664: Final = 2383
     """``lgs W:r64, R:m16:64`` ``REX.W 0F B5 /r`` (X64)"""
-    INVD: Final = 1727
+    REX2_LGS_R64_M1664: Final = 2384
+    """``lgs W:r64, R:m16:64`` ``REX2 REX.W 0F B5 /r`` (X64)"""
+    INVD: Final = 2385
     """``invd`` ``0F 08`` (INTEL486)"""
-    WBINVD: Final = 1728
+    WBINVD: Final = 2386
     """``wbinvd`` ``0F 09`` (INTEL486)"""
-    WRMSR: Final = 1729
+    WRMSR: Final = 2387
     """``wrmsr`` ``0F 30`` (MSR)"""
-    RDTSC: Final = 1730
+    RDTSC: Final = 2388
     """``rdtsc`` ``0F 31`` (TSC)"""
-    RDMSR: Final = 1731
+    RDMSR: Final = 2389
     """``rdmsr`` ``0F 32`` (MSR)"""
-    VEX_RDMSR_R64_IMM32: Final = 1732
+    VEX_RDMSR_R64_IMM32: Final = 2390
     """``rdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
-    RDPMC: Final = 1733
+    RDPMC: Final = 2391
     """``rdpmc`` ``0F 33`` (RDPMC)"""
-    SYSENTER: Final = 1734
+    SYSENTER: Final = 2392
     """``sysenter`` ``0F 34`` (SEP)"""
-    CPUID: Final = 1735
+    CPUID: Final = 2393
     """``cpuid`` ``0F A2`` (CPUID)"""
-    BT_RM16_R16: Final = 1736
+    BT_RM16_R16: Final = 2394
     """``bt R:r16/m16, R:r16`` ``o16 0F A3 /r`` (INTEL386)"""
-    BT_RM32_R32: Final = 1737
+    REX2_BT_RM16_R16: Final = 2395
+    """``bt R:r16/m16, R:r16`` ``REX2 o16 0F A3 /r`` (INTEL386)"""
+    BT_RM32_R32: Final = 2396
     """``bt R:r32/m32, R:r32`` ``0F A3 /r`` (INTEL386)"""
-    BT_RM64_R64: Final = 1738
+    REX2_BT_RM32_R32: Final = 2397
+    """``bt R:r32/m32, R:r32`` ``REX2 0F A3 /r`` (INTEL386)"""
+    BT_RM64_R64: Final = 2398
     """``bt R:r64/m64, R:r64`` ``REX.W 0F A3 /r`` (X64)"""
-    BT_RM16_IMM8: Final = 1739
+    REX2_BT_RM64_R64: Final = 2399
+    """``bt R:r64/m64, R:r64`` ``REX2 REX.W 0F A3 /r`` (X64)"""
+    BT_RM16_IMM8: Final = 2400
     """``bt R:r16/m16, R:imm8`` ``o16 0F BA /4 ib`` (INTEL386)"""
-    BT_RM32_IMM8: Final = 1740
+    REX2_BT_RM16_IMM8: Final = 2401
+    """``bt R:r16/m16, R:imm8`` ``REX2 o16 0F BA /4 ib`` (INTEL386)"""
+    BT_RM32_IMM8: Final = 2402
     """``bt R:r32/m32, R:imm8`` ``0F BA /4 ib`` (INTEL386)"""
-    BT_RM64_IMM8: Final = 1741
+    REX2_BT_RM32_IMM8: Final = 2403
+    """``bt R:r32/m32, R:imm8`` ``REX2 0F BA /4 ib`` (INTEL386)"""
+    BT_RM64_IMM8: Final = 2404
     """``bt R:r64/m64, R:imm8`` ``REX.W 0F BA /4 ib`` (X64)"""
-    SHLD_RM16_R16_IMM8: Final = 1742
+    REX2_BT_RM64_IMM8: Final = 2405
+    """``bt R:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /4 ib`` (X64)"""
+    SHLD_RM16_R16_IMM8: Final = 2406
     """``shld RW:r16/m16, R:r16, R:imm8`` ``o16 0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM32_R32_IMM8: Final = 1743
+    REX2_SHLD_RM16_R16_IMM8: Final = 2407
+    """``shld RW:r16/m16, R:r16, R:imm8`` ``REX2 o16 0F A4 /r ib`` (INTEL386)"""
+    SHLD_RM32_R32_IMM8: Final = 2408
     """``shld RW:r32/m32, R:r32, R:imm8`` ``0F A4 /r ib`` (INTEL386)"""
-    SHLD_RM64_R64_IMM8: Final = 1744
+    REX2_SHLD_RM32_R32_IMM8: Final = 2409
+    """``shld RW:r32/m32, R:r32, R:imm8`` ``REX2 0F A4 /r ib`` (INTEL386)"""
+    SHLD_RM64_R64_IMM8: Final = 2410
     """``shld RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F A4 /r ib`` (X64)"""
-    SHLD_RM16_R16_CL: Final = 1745
+    REX2_SHLD_RM64_R64_IMM8: Final = 2411
+    """``shld RW:r64/m64, R:r64, R:imm8`` ``REX2 REX.W 0F A4 /r ib`` (X64)"""
+    SHLD_RM16_R16_CL: Final = 2412
     """``shld RW:r16/m16, R:r16, R:cl`` ``o16 0F A5 /r`` (INTEL386)"""
-    SHLD_RM32_R32_CL: Final = 1746
+    REX2_SHLD_RM16_R16_CL: Final = 2413
+    """``shld RW:r16/m16, R:r16, R:cl`` ``REX2 o16 0F A5 /r`` (INTEL386)"""
+    SHLD_RM32_R32_CL: Final = 2414
     """``shld RW:r32/m32, R:r32, R:cl`` ``0F A5 /r`` (INTEL386)"""
-    SHLD_RM64_R64_CL: Final = 1747
+    REX2_SHLD_RM32_R32_CL: Final = 2415
+    """``shld RW:r32/m32, R:r32, R:cl`` ``REX2 0F A5 /r`` (INTEL386)"""
+    SHLD_RM64_R64_CL: Final = 2416
     """``shld RW:r64/m64, R:r64, R:cl`` ``REX.W 0F A5 /r`` (X64)"""
-    BTS_RM16_R16: Final = 1748
+    REX2_SHLD_RM64_R64_CL: Final = 2417
+    """``shld RW:r64/m64, R:r64, R:cl`` ``REX2 REX.W 0F A5 /r`` (X64)"""
+    BTS_RM16_R16: Final = 2418
     """``bts RW:r16/m16, R:r16`` ``o16 0F AB /r`` (INTEL386)"""
-    BTS_RM32_R32: Final = 1749
+    REX2_BTS_RM16_R16: Final = 2419
+    """``bts RW:r16/m16, R:r16`` ``REX2 o16 0F AB /r`` (INTEL386)"""
+    BTS_RM32_R32: Final = 2420
     """``bts RW:r32/m32, R:r32`` ``0F AB /r`` (INTEL386)"""
-    BTS_RM64_R64: Final = 1750
+    REX2_BTS_RM32_R32: Final = 2421
+    """``bts RW:r32/m32, R:r32`` ``REX2 0F AB /r`` (INTEL386)"""
+    BTS_RM64_R64: Final = 2422
     """``bts RW:r64/m64, R:r64`` ``REX.W 0F AB /r`` (X64)"""
-    BTS_RM16_IMM8: Final = 1751
+    REX2_BTS_RM64_R64: Final = 2423
+    """``bts RW:r64/m64, R:r64`` ``REX2 REX.W 0F AB /r`` (X64)"""
+    BTS_RM16_IMM8: Final = 2424
     """``bts RW:r16/m16, R:imm8`` ``o16 0F BA /5 ib`` (INTEL386)"""
-    BTS_RM32_IMM8: Final = 1752
+    REX2_BTS_RM16_IMM8: Final = 2425
+    """``bts RW:r16/m16, R:imm8`` ``REX2 o16 0F BA /5 ib`` (INTEL386)"""
+    BTS_RM32_IMM8: Final = 2426
     """``bts RW:r32/m32, R:imm8`` ``0F BA /5 ib`` (INTEL386)"""
-    BTS_RM64_IMM8: Final = 1753
+    REX2_BTS_RM32_IMM8: Final = 2427
+    """``bts RW:r32/m32, R:imm8`` ``REX2 0F BA /5 ib`` (INTEL386)"""
+    BTS_RM64_IMM8: Final = 2428
     """``bts RW:r64/m64, R:imm8`` ``REX.W 0F BA /5 ib`` (X64)"""
-    SHRD_RM16_R16_IMM8: Final = 1754
+    REX2_BTS_RM64_IMM8: Final = 2429
+    """``bts RW:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /5 ib`` (X64)"""
+    SHRD_RM16_R16_IMM8: Final = 2430
     """``shrd RW:r16/m16, R:r16, R:imm8`` ``o16 0F AC /r ib`` (INTEL386)"""
-    SHRD_RM32_R32_IMM8: Final = 1755
+    REX2_SHRD_RM16_R16_IMM8: Final = 2431
+    """``shrd RW:r16/m16, R:r16, R:imm8`` ``REX2 o16 0F AC /r ib`` (INTEL386)"""
+    SHRD_RM32_R32_IMM8: Final = 2432
     """``shrd RW:r32/m32, R:r32, R:imm8`` ``0F AC /r ib`` (INTEL386)"""
-    SHRD_RM64_R64_IMM8: Final = 1756
+    REX2_SHRD_RM32_R32_IMM8: Final = 2433
+    """``shrd RW:r32/m32, R:r32, R:imm8`` ``REX2 0F AC /r ib`` (INTEL386)"""
+    SHRD_RM64_R64_IMM8: Final = 2434
     """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX.W 0F AC /r ib`` (X64)"""
-    SHRD_RM16_R16_CL: Final = 1757
+    REX2_SHRD_RM64_R64_IMM8: Final = 2435
+    """``shrd RW:r64/m64, R:r64, R:imm8`` ``REX2 REX.W 0F AC /r ib`` (X64)"""
+    SHRD_RM16_R16_CL: Final = 2436
     """``shrd RW:r16/m16, R:r16, R:cl`` ``o16 0F AD /r`` (INTEL386)"""
-    SHRD_RM32_R32_CL: Final = 1758
+    REX2_SHRD_RM16_R16_CL: Final = 2437
+    """``shrd RW:r16/m16, R:r16, R:cl`` ``REX2 o16 0F AD /r`` (INTEL386)"""
+    SHRD_RM32_R32_CL: Final = 2438
     """``shrd RW:r32/m32, R:r32, R:cl`` ``0F AD /r`` (INTEL386)"""
-    SHRD_RM64_R64_CL: Final = 1759
+    REX2_SHRD_RM32_R32_CL: Final = 2439
+    """``shrd RW:r32/m32, R:r32, R:cl`` ``REX2 0F AD /r`` (INTEL386)"""
+    SHRD_RM64_R64_CL: Final = 2440
     """``shrd RW:r64/m64, R:r64, R:cl`` ``REX.W 0F AD /r`` (X64)"""
-    CMPXCHG_RM8_R8: Final = 1760
+    REX2_SHRD_RM64_R64_CL: Final = 2441
+    """``shrd RW:r64/m64, R:r64, R:cl`` ``REX2 REX.W 0F AD /r`` (X64)"""
+    CMPXCHG_RM8_R8: Final = 2442
     """``cmpxchg RCW:r8/m8, R:r8`` ``0F B0 /r`` (INTEL486)"""
-    CMPXCHG_RM16_R16: Final = 1761
+    REX2_CMPXCHG_RM8_R8: Final = 2443
+    """``cmpxchg RCW:r8/m8, R:r8`` ``REX2 0F B0 /r`` (INTEL486)"""
+    CMPXCHG_RM16_R16: Final = 2444
     """``cmpxchg RCW:r16/m16, R:r16`` ``o16 0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM32_R32: Final = 1762
+    REX2_CMPXCHG_RM16_R16: Final = 2445
+    """``cmpxchg RCW:r16/m16, R:r16`` ``REX2 o16 0F B1 /r`` (INTEL486)"""
+    CMPXCHG_RM32_R32: Final = 2446
     """``cmpxchg RCW:r32/m32, R:r32`` ``0F B1 /r`` (INTEL486)"""
-    CMPXCHG_RM64_R64: Final = 1763
+    REX2_CMPXCHG_RM32_R32: Final = 2447
+    """``cmpxchg RCW:r32/m32, R:r32`` ``REX2 0F B1 /r`` (INTEL486)"""
+    CMPXCHG_RM64_R64: Final = 2448
     """``cmpxchg RCW:r64/m64, R:r64`` ``REX.W 0F B1 /r`` (X64)"""
-    BTR_RM16_R16: Final = 1764
+    REX2_CMPXCHG_RM64_R64: Final = 2449
+    """``cmpxchg RCW:r64/m64, R:r64`` ``REX2 REX.W 0F B1 /r`` (X64)"""
+    BTR_RM16_R16: Final = 2450
     """``btr RW:r16/m16, R:r16`` ``o16 0F B3 /r`` (INTEL386)"""
-    BTR_RM32_R32: Final = 1765
+    REX2_BTR_RM16_R16: Final = 2451
+    """``btr RW:r16/m16, R:r16`` ``REX2 o16 0F B3 /r`` (INTEL386)"""
+    BTR_RM32_R32: Final = 2452
     """``btr RW:r32/m32, R:r32`` ``0F B3 /r`` (INTEL386)"""
-    BTR_RM64_R64: Final = 1766
+    REX2_BTR_RM32_R32: Final = 2453
+    """``btr RW:r32/m32, R:r32`` ``REX2 0F B3 /r`` (INTEL386)"""
+    BTR_RM64_R64: Final = 2454
     """``btr RW:r64/m64, R:r64`` ``REX.W 0F B3 /r`` (X64)"""
-    BTR_RM16_IMM8: Final = 1767
+    REX2_BTR_RM64_R64: Final = 2455
+    """``btr RW:r64/m64, R:r64`` ``REX2 REX.W 0F B3 /r`` (X64)"""
+    BTR_RM16_IMM8: Final = 2456
     """``btr RW:r16/m16, R:imm8`` ``o16 0F BA /6 ib`` (INTEL386)"""
-    BTR_RM32_IMM8: Final = 1768
+    REX2_BTR_RM16_IMM8: Final = 2457
+    """``btr RW:r16/m16, R:imm8`` ``REX2 o16 0F BA /6 ib`` (INTEL386)"""
+    BTR_RM32_IMM8: Final = 2458
     """``btr RW:r32/m32, R:imm8`` ``0F BA /6 ib`` (INTEL386)"""
-    BTR_RM64_IMM8: Final = 1769
+    REX2_BTR_RM32_IMM8: Final = 2459
+    """``btr RW:r32/m32, R:imm8`` ``REX2 0F BA /6 ib`` (INTEL386)"""
+    BTR_RM64_IMM8: Final = 2460
     """``btr RW:r64/m64, R:imm8`` ``REX.W 0F BA /6 ib`` (X64)"""
-    UD1_R16_RM16: Final = 1770
+    REX2_BTR_RM64_IMM8: Final = 2461
+    """``btr RW:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /6 ib`` (X64)"""
+    UD1_R16_RM16: Final = 2462
     """``ud1 N:r16, N:r16/m16`` ``o16 0F B9 /r`` (INTEL286)"""
-    UD1_R32_RM32: Final = 1771
+    REX2_UD1_R16_RM16: Final = 2463
+    """``ud1 N:r16, N:r16/m16`` ``REX2 o16 0F B9 /r`` (INTEL286)"""
+    UD1_R32_RM32: Final = 2464
     """``ud1 N:r32, N:r32/m32`` ``0F B9 /r`` (INTEL386)"""
-    UD1_R64_RM64: Final = 1772
+    REX2_UD1_R32_RM32: Final = 2465
+    """``ud1 N:r32, N:r32/m32`` ``REX2 0F B9 /r`` (INTEL386)"""
+    UD1_R64_RM64: Final = 2466
     """``ud1 N:r64, N:r64/m64`` ``REX.W 0F B9 /r`` (X64)"""
-    BTC_RM16_IMM8: Final = 1773
+    REX2_UD1_R64_RM64: Final = 2467
+    """``ud1 N:r64, N:r64/m64`` ``REX2 REX.W 0F B9 /r`` (X64)"""
+    BTC_RM16_IMM8: Final = 2468
     """``btc RW:r16/m16, R:imm8`` ``o16 0F BA /7 ib`` (INTEL386)"""
-    BTC_RM32_IMM8: Final = 1774
+    REX2_BTC_RM16_IMM8: Final = 2469
+    """``btc RW:r16/m16, R:imm8`` ``REX2 o16 0F BA /7 ib`` (INTEL386)"""
+    BTC_RM32_IMM8: Final = 2470
     """``btc RW:r32/m32, R:imm8`` ``0F BA /7 ib`` (INTEL386)"""
-    BTC_RM64_IMM8: Final = 1775
+    REX2_BTC_RM32_IMM8: Final = 2471
+    """``btc RW:r32/m32, R:imm8`` ``REX2 0F BA /7 ib`` (INTEL386)"""
+    BTC_RM64_IMM8: Final = 2472
     """``btc RW:r64/m64, R:imm8`` ``REX.W 0F BA /7 ib`` (X64)"""
-    BTC_RM16_R16: Final = 1776
+    REX2_BTC_RM64_IMM8: Final = 2473
+    """``btc RW:r64/m64, R:imm8`` ``REX2 REX.W 0F BA /7 ib`` (X64)"""
+    BTC_RM16_R16: Final = 2474
     """``btc RW:r16/m16, R:r16`` ``o16 0F BB /r`` (INTEL386)"""
-    BTC_RM32_R32: Final = 1777
+    REX2_BTC_RM16_R16: Final = 2475
+    """``btc RW:r16/m16, R:r16`` ``REX2 o16 0F BB /r`` (INTEL386)"""
+    BTC_RM32_R32: Final = 2476
     """``btc RW:r32/m32, R:r32`` ``0F BB /r`` (INTEL386)"""
-    BTC_RM64_R64: Final = 1778
+    REX2_BTC_RM32_R32: Final = 2477
+    """``btc RW:r32/m32, R:r32`` ``REX2 0F BB /r`` (INTEL386)"""
+    BTC_RM64_R64: Final = 2478
     """``btc RW:r64/m64, R:r64`` ``REX.W 0F BB /r`` (X64)"""
-    BSF_R16_RM16: Final = 1779
+    REX2_BTC_RM64_R64: Final = 2479
+    """``btc RW:r64/m64, R:r64`` ``REX2 REX.W 0F BB /r`` (X64)"""
+    BSF_R16_RM16: Final = 2480
     """``bsf CW:r16, R:r16/m16`` ``o16 0F BC /r`` (INTEL386)"""
-    BSF_R32_RM32: Final = 1780
+    REX2_BSF_R16_RM16: Final = 2481
+    """``bsf CW:r16, R:r16/m16`` ``REX2 o16 0F BC /r`` (INTEL386)"""
+    BSF_R32_RM32: Final = 2482
     """``bsf CW:r32, R:r32/m32`` ``0F BC /r`` (INTEL386)"""
-    BSF_R64_RM64: Final = 1781
+    REX2_BSF_R32_RM32: Final = 2483
+    """``bsf CW:r32, R:r32/m32`` ``REX2 0F BC /r`` (INTEL386)"""
+    BSF_R64_RM64: Final = 2484
     """``bsf CW:r64, R:r64/m64`` ``REX.W 0F BC /r`` (X64)"""
-    BSR_R16_RM16: Final = 1782
+    REX2_BSF_R64_RM64: Final = 2485
+    """``bsf CW:r64, R:r64/m64`` ``REX2 REX.W 0F BC /r`` (X64)"""
+    BSR_R16_RM16: Final = 2486
     """``bsr CW:r16, R:r16/m16`` ``o16 0F BD /r`` (INTEL386)"""
-    BSR_R32_RM32: Final = 1783
+    REX2_BSR_R16_RM16: Final = 2487
+    """``bsr CW:r16, R:r16/m16`` ``REX2 o16 0F BD /r`` (INTEL386)"""
+    BSR_R32_RM32: Final = 2488
     """``bsr CW:r32, R:r32/m32`` ``0F BD /r`` (INTEL386)"""
-    BSR_R64_RM64: Final = 1784
+    REX2_BSR_R32_RM32: Final = 2489
+    """``bsr CW:r32, R:r32/m32`` ``REX2 0F BD /r`` (INTEL386)"""
+    BSR_R64_RM64: Final = 2490
     """``bsr CW:r64, R:r64/m64`` ``REX.W 0F BD /r`` (X64)"""
-    XADD_RM8_R8: Final = 1785
+    REX2_BSR_R64_RM64: Final = 2491
+    """``bsr CW:r64, R:r64/m64`` ``REX2 REX.W 0F BD /r`` (X64)"""
+    XADD_RM8_R8: Final = 2492
     """``xadd RW:r8/m8, RW:r8`` ``0F C0 /r`` (INTEL486)"""
-    XADD_RM16_R16: Final = 1786
+    REX2_XADD_RM8_R8: Final = 2493
+    """``xadd RW:r8/m8, RW:r8`` ``REX2 0F C0 /r`` (INTEL486)"""
+    XADD_RM16_R16: Final = 2494
     """``xadd RW:r16/m16, RW:r16`` ``o16 0F C1 /r`` (INTEL486)"""
-    XADD_RM32_R32: Final = 1787
+    REX2_XADD_RM16_R16: Final = 2495
+    """``xadd RW:r16/m16, RW:r16`` ``REX2 o16 0F C1 /r`` (INTEL486)"""
+    XADD_RM32_R32: Final = 2496
     """``xadd RW:r32/m32, RW:r32`` ``0F C1 /r`` (INTEL486)"""
-    XADD_RM64_R64: Final = 1788
+    REX2_XADD_RM32_R32: Final = 2497
+    """``xadd RW:r32/m32, RW:r32`` ``REX2 0F C1 /r`` (INTEL486)"""
+    XADD_RM64_R64: Final = 2498
     """``xadd RW:r64/m64, RW:r64`` ``REX.W 0F C1 /r`` (X64)"""
-    BSWAP_R16: Final = 1789
+    REX2_XADD_RM64_R64: Final = 2499
+    """``xadd RW:r64/m64, RW:r64`` ``REX2 REX.W 0F C1 /r`` (X64)"""
+    BSWAP_R16: Final = 2500
     """``bswap RW:r16`` ``o16 0F C8+rw`` (INTEL486)"""
-    BSWAP_R32: Final = 1790
+    BSWAP_R32: Final = 2501
     """``bswap RW:r32`` ``0F C8+rd`` (INTEL486)"""
-    BSWAP_R64: Final = 1791
+    REX2_BSWAP_R32: Final = 2502
+    """``bswap RW:r32`` ``REX2 0F C8+rd`` (INTEL486)"""
+    BSWAP_R64: Final = 2503
     """``bswap RW:r64`` ``REX.W 0F C8+ro`` (X64)"""
-    UD0_R16_RM16: Final = 1792
+    REX2_BSWAP_R64: Final = 2504
+    """``bswap RW:r64`` ``REX2 REX.W 0F C8+ro`` (X64)"""
+    UD0_R16_RM16: Final = 2505
     """``ud0 N:r16, N:r16/m16`` ``o16 0F FF /r`` (INTEL286)"""
-    UD0_R32_RM32: Final = 1793
+    UD0_R32_RM32: Final = 2506
     """``ud0 N:r32, N:r32/m32`` ``0F FF /r`` (INTEL386)"""
-    UD0_R64_RM64: Final = 1794
+    UD0_R64_RM64: Final = 2507
     """``ud0 N:r64, N:r64/m64`` ``REX.W 0F FF /r`` (X64)"""
-    POPCNT_R16_RM16: Final = 1795
+    POPCNT_R16_RM16: Final = 2508
     """``popcnt W:r16, R:r16/m16`` ``o16 F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R32_RM32: Final = 1796
+    REX2_POPCNT_R16_RM16: Final = 2509
+    """``popcnt W:r16, R:r16/m16`` ``REX2 o16 F3 0F B8 /r`` (POPCNT)"""
+    POPCNT_R32_RM32: Final = 2510
     """``popcnt W:r32, R:r32/m32`` ``F3 0F B8 /r`` (POPCNT)"""
-    POPCNT_R64_RM64: Final = 1797
+    REX2_POPCNT_R32_RM32: Final = 2511
+    """``popcnt W:r32, R:r32/m32`` ``REX2 F3 0F B8 /r`` (POPCNT)"""
+    POPCNT_R64_RM64: Final = 2512
     """``popcnt W:r64, R:r64/m64`` ``F3 REX.W 0F B8 /r`` (POPCNT)"""
-    TZCNT_R16_RM16: Final = 1798
+    REX2_POPCNT_R64_RM64: Final = 2513
+    """``popcnt W:r64, R:r64/m64`` ``REX2 F3 REX.W 0F B8 /r`` (POPCNT)"""
+    TZCNT_R16_RM16: Final = 2514
     """``tzcnt W:r16, R:r16/m16`` ``o16 F3 0F BC /r`` (BMI1)"""
-    TZCNT_R32_RM32: Final = 1799
+    REX2_TZCNT_R16_RM16: Final = 2515
+    """``tzcnt W:r16, R:r16/m16`` ``REX2 o16 F3 0F BC /r`` (BMI1)"""
+    TZCNT_R32_RM32: Final = 2516
     """``tzcnt W:r32, R:r32/m32`` ``F3 0F BC /r`` (BMI1)"""
-    TZCNT_R64_RM64: Final = 1800
+    REX2_TZCNT_R32_RM32: Final = 2517
+    """``tzcnt W:r32, R:r32/m32`` ``REX2 F3 0F BC /r`` (BMI1)"""
+    TZCNT_R64_RM64: Final = 2518
     """``tzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BC /r`` (BMI1)"""
-    LZCNT_R16_RM16: Final = 1801
+    REX2_TZCNT_R64_RM64: Final = 2519
+    """``tzcnt W:r64, R:r64/m64`` ``REX2 F3 REX.W 0F BC /r`` (BMI1)"""
+    LZCNT_R16_RM16: Final = 2520
     """``lzcnt W:r16, R:r16/m16`` ``o16 F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R32_RM32: Final = 1802
+    REX2_LZCNT_R16_RM16: Final = 2521
+    """``lzcnt W:r16, R:r16/m16`` ``REX2 o16 F3 0F BD /r`` (LZCNT)"""
+    LZCNT_R32_RM32: Final = 2522
     """``lzcnt W:r32, R:r32/m32`` ``F3 0F BD /r`` (LZCNT)"""
-    LZCNT_R64_RM64: Final = 1803
+    REX2_LZCNT_R32_RM32: Final = 2523
+    """``lzcnt W:r32, R:r32/m32`` ``REX2 F3 0F BD /r`` (LZCNT)"""
+    LZCNT_R64_RM64: Final = 2524
     """``lzcnt W:r64, R:r64/m64`` ``F3 REX.W 0F BD /r`` (LZCNT)"""
-    CMPXCHG8B_M64: Final = 1804
+    REX2_LZCNT_R64_RM64: Final = 2525
+    """``lzcnt W:r64, R:r64/m64`` ``REX2 F3 REX.W 0F BD /r`` (LZCNT)"""
+    CMPXCHG8B_M64: Final = 2526
     """``cmpxchg8b RCW:m64`` ``0F C7 /1`` (CX8)"""
-    CMPXCHG16B_M128: Final = 1805
+    REX2_CMPXCHG8B_M64: Final = 2527
+    """``cmpxchg8b RCW:m64`` ``REX2 0F C7 /1`` (CX8)"""
+    CMPXCHG16B_M128: Final = 2528
     """``cmpxchg16b RCW:m128`` ``REX.W 0F C7 /1`` (CMPXCHG16B)"""
-    RDRAND_R16: Final = 1806
+    REX2_CMPXCHG16B_M128: Final = 2529
+    """``cmpxchg16b RCW:m128`` ``REX2 REX.W 0F C7 /1`` (CMPXCHG16B)"""
+    RDRAND_R16: Final = 2530
     """``rdrand W:r16`` ``o16 0F C7 /6`` (RDRAND)"""
-    RDRAND_R32: Final = 1807
+    REX2_RDRAND_R16: Final = 2531
+    """``rdrand W:r16`` ``REX2 o16 0F C7 /6`` (RDRAND)"""
+    RDRAND_R32: Final = 2532
     """``rdrand W:r32`` ``0F C7 /6`` (RDRAND)"""
-    RDRAND_R64: Final = 1808
+    REX2_RDRAND_R32: Final = 2533
+    """``rdrand W:r32`` ``REX2 0F C7 /6`` (RDRAND)"""
+    RDRAND_R64: Final = 2534
     """``rdrand W:r64`` ``REX.W 0F C7 /6`` (RDRAND)"""
-    RDSEED_R16: Final = 1809
+    REX2_RDRAND_R64: Final = 2535
+    """``rdrand W:r64`` ``REX2 REX.W 0F C7 /6`` (RDRAND)"""
+    RDSEED_R16: Final = 2536
     """``rdseed W:r16`` ``o16 0F C7 /7`` (RDSEED)"""
-    RDSEED_R32: Final = 1810
+    REX2_RDSEED_R16: Final = 2537
+    """``rdseed W:r16`` ``REX2 o16 0F C7 /7`` (RDSEED)"""
+    RDSEED_R32: Final = 2538
     """``rdseed W:r32`` ``0F C7 /7`` (RDSEED)"""
-    RDSEED_R64: Final = 1811
+    REX2_RDSEED_R32: Final = 2539
+    """``rdseed W:r32`` ``REX2 0F C7 /7`` (RDSEED)"""
+    RDSEED_R64: Final = 2540
     """``rdseed W:r64`` ``REX.W 0F C7 /7`` (RDSEED)"""
-    RDPID_R64: Final = 1812
+    REX2_RDSEED_R64: Final = 2541
+    """``rdseed W:r64`` ``REX2 REX.W 0F C7 /7`` (RDSEED)"""
+    RDPID_R64: Final = 2542
     """``rdpid W:r64`` ``F3 0F C7 /7`` (RDPID)"""
-    MOVBE_R16_M16: Final = 1813
+    REX2_RDPID_R64: Final = 2543
+    """``rdpid W:r64`` ``REX2 F3 0F C7 /7`` (RDPID)"""
+    MOVBE_R16_M16: Final = 2544
     """``movbe W:r16, R:m16`` ``o16 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R32_M32: Final = 1814
+    MOVBE_R32_M32: Final = 2545
     """``movbe W:r32, R:m32`` ``0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_R64_M64: Final = 1815
+    MOVBE_R64_M64: Final = 2546
     """``movbe W:r64, R:m64`` ``REX.W 0F 38 F0 /r`` (MOVBE)"""
-    MOVBE_M16_R16: Final = 1816
+    MOVBE_M16_R16: Final = 2547
     """``movbe W:m16, R:r16`` ``o16 0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M32_R32: Final = 1817
+    MOVBE_M32_R32: Final = 2548
     """``movbe W:m32, R:r32`` ``0F 38 F1 /r`` (MOVBE)"""
-    MOVBE_M64_R64: Final = 1818
+    MOVBE_M64_R64: Final = 2549
     """``movbe W:m64, R:r64`` ``REX.W 0F 38 F1 /r`` (MOVBE)"""
-    ADCX_R32_RM32: Final = 1819
+    ADCX_R32_RM32: Final = 2550
     """``adcx RW:r32, R:r32/m32`` ``66 0F 38 F6 /r`` (ADX)"""
-    ADCX_R64_RM64: Final = 1820
+    ADCX_R64_RM64: Final = 2551
     """``adcx RW:r64, R:r64/m64`` ``66 REX.W 0F 38 F6 /r`` (ADX)"""
-    ADOX_R32_RM32: Final = 1821
+    ADOX_R32_RM32: Final = 2552
     """``adox RW:r32, R:r32/m32`` ``F3 0F 38 F6 /r`` (ADX)"""
-    ADOX_R64_RM64: Final = 1822
+    ADOX_R64_RM64: Final = 2553
     """``adox RW:r64, R:r64/m64`` ``F3 REX.W 0F 38 F6 /r`` (ADX)"""
-    AADD_M32_R32: Final = 1823
+    AADD_M32_R32: Final = 2554
     """``aadd RW:m32, R:r32`` ``0F 38 FC /r`` (RAO_INT)"""
-    AADD_M64_R64: Final = 1824
+    AADD_M64_R64: Final = 2555
     """``aadd RW:m64, R:r64`` ``REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M32_R32: Final = 1825
+    AAND_M32_R32: Final = 2556
     """``aand RW:m32, R:r32`` ``66 0F 38 FC /r`` (RAO_INT)"""
-    AAND_M64_R64: Final = 1826
+    AAND_M64_R64: Final = 2557
     """``aand RW:m64, R:r64`` ``66 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M32_R32: Final = 1827
+    AXOR_M32_R32: Final = 2558
     """``axor RW:m32, R:r32`` ``F3 0F 38 FC /r`` (RAO_INT)"""
-    AXOR_M64_R64: Final = 1828
+    AXOR_M64_R64: Final = 2559
     """``axor RW:m64, R:r64`` ``F3 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M32_R32: Final = 1829
+    AOR_M32_R32: Final = 2560
     """``aor RW:m32, R:r32`` ``F2 0F 38 FC /r`` (RAO_INT)"""
-    AOR_M64_R64: Final = 1830
+    AOR_M64_R64: Final = 2561
     """``aor RW:m64, R:r64`` ``F2 REX.W 0F 38 FC /r`` (RAO_INT)"""
-    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 1831
+    VEX_VMOVHLPS_XMM_XMM_XMM: Final = 2562
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 1832
+    EVEX_VMOVHLPS_XMM_XMM_XMM: Final = 2563
     """``vmovhlps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    VEX_VMOVLPS_XMM_XMM_M64: Final = 1833
+    VEX_VMOVLPS_XMM_XMM_M64: Final = 2564
     """``vmovlps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPS_M64_XMM: Final = 1834
+    VEX_VMOVLPS_M64_XMM: Final = 2565
     """``vmovlps W:m64, R:xmm`` ``VEX.128.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPS_XMM_XMM_M64: Final = 1835
+    EVEX_VMOVLPS_XMM_XMM_M64: Final = 2566
     """``vmovlps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPS_M64_XMM: Final = 1836
+    EVEX_VMOVLPS_M64_XMM: Final = 2567
     """``vmovlps W:m64, R:xmm`` ``EVEX.128.0F.W0 13 /r`` (AVX512F)"""
-    VEX_VMOVLPD_XMM_XMM_M64: Final = 1837
+    VEX_VMOVLPD_XMM_XMM_M64: Final = 2568
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVLPD_M64_XMM: Final = 1838
+    VEX_VMOVLPD_M64_XMM: Final = 2569
     """``vmovlpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 13 /r`` (AVX)"""
-    EVEX_VMOVLPD_XMM_XMM_M64: Final = 1839
+    EVEX_VMOVLPD_XMM_XMM_M64: Final = 2570
     """``vmovlpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVLPD_M64_XMM: Final = 1840
+    EVEX_VMOVLPD_M64_XMM: Final = 2571
     """``vmovlpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 13 /r`` (AVX512F)"""
-    VEX_VMOVSLDUP_XMM_XMMM128: Final = 1841
+    VEX_VMOVSLDUP_XMM_XMMM128: Final = 2572
     """``vmovsldup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVSLDUP_YMM_YMMM256: Final = 1842
+    VEX_VMOVSLDUP_YMM_YMMM256: Final = 2573
     """``vmovsldup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 1843
+    EVEX_VMOVSLDUP_ZMM_K1Z_ZMMM512: Final = 2574
     """``vmovsldup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 12 /r`` (AVX512F)"""
-    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 1844
+    EVEX_VMOVSLDUP_XMM_K1Z_XMMM128: Final = 2575
     """``vmovsldup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 1845
+    EVEX_VMOVSLDUP_YMM_K1Z_YMMM256: Final = 2576
     """``vmovsldup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVDDUP_XMM_XMMM64: Final = 1846
+    VEX_VMOVDDUP_XMM_XMMM64: Final = 2577
     """``vmovddup W:xmm, R:xmm/m64`` ``VEX.128.F2.0F.WIG 12 /r`` (AVX)"""
-    VEX_VMOVDDUP_YMM_YMMM256: Final = 1847
+    VEX_VMOVDDUP_YMM_YMMM256: Final = 2578
     """``vmovddup W:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 12 /r`` (AVX)"""
-    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 1848
+    EVEX_VMOVDDUP_ZMM_K1Z_ZMMM512: Final = 2579
     """``vmovddup W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 12 /r`` (AVX512F)"""
-    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 1849
+    EVEX_VMOVDDUP_XMM_K1Z_XMMM64: Final = 2580
     """``vmovddup W:xmm, R:xmm/m64`` ``EVEX.128.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 1850
+    EVEX_VMOVDDUP_YMM_K1Z_YMMM256: Final = 2581
     """``vmovddup W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 12 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 1851
+    VEX_VUNPCKLPS_XMM_XMM_XMMM128: Final = 2582
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 1852
+    VEX_VUNPCKLPS_YMM_YMM_YMMM256: Final = 2583
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1853
+    EVEX_VUNPCKLPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2584
     """``vunpcklps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 1854
+    EVEX_VUNPCKLPS_XMM_K1Z_XMM_XMMM128B32: Final = 2585
     """``vunpcklps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 1855
+    EVEX_VUNPCKLPS_YMM_K1Z_YMM_YMMM256B32: Final = 2586
     """``vunpcklps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 1856
+    VEX_VUNPCKLPD_XMM_XMM_XMMM128: Final = 2587
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 14 /r`` (AVX)"""
-    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 1857
+    VEX_VUNPCKLPD_YMM_YMM_YMMM256: Final = 2588
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 14 /r`` (AVX)"""
-    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1858
+    EVEX_VUNPCKLPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2589
     """``vunpcklpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 14 /r`` (AVX512F)"""
-    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 1859
+    EVEX_VUNPCKLPD_XMM_K1Z_XMM_XMMM128B64: Final = 2590
     """``vunpcklpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 1860
+    EVEX_VUNPCKLPD_YMM_K1Z_YMM_YMMM256B64: Final = 2591
     """``vunpcklpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 14 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 1861
+    VEX_VUNPCKHPS_XMM_XMM_XMMM128: Final = 2592
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 1862
+    VEX_VUNPCKHPS_YMM_YMM_YMMM256: Final = 2593
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1863
+    EVEX_VUNPCKHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2594
     """``vunpckhps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 1864
+    EVEX_VUNPCKHPS_XMM_K1Z_XMM_XMMM128B32: Final = 2595
     """``vunpckhps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 1865
+    EVEX_VUNPCKHPS_YMM_K1Z_YMM_YMMM256B32: Final = 2596
     """``vunpckhps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 1866
+    VEX_VUNPCKHPD_XMM_XMM_XMMM128: Final = 2597
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 15 /r`` (AVX)"""
-    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 1867
+    VEX_VUNPCKHPD_YMM_YMM_YMMM256: Final = 2598
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 15 /r`` (AVX)"""
-    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1868
+    EVEX_VUNPCKHPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2599
     """``vunpckhpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 15 /r`` (AVX512F)"""
-    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 1869
+    EVEX_VUNPCKHPD_XMM_K1Z_XMM_XMMM128B64: Final = 2600
     """``vunpckhpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 1870
+    EVEX_VUNPCKHPD_YMM_K1Z_YMM_YMMM256B64: Final = 2601
     """``vunpckhpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 15 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 1871
+    VEX_VMOVLHPS_XMM_XMM_XMM: Final = 2602
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 1872
+    EVEX_VMOVLHPS_XMM_XMM_XMM: Final = 2603
     """``vmovlhps W:xmm, R:xmm, R:xmm`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    VEX_VMOVHPS_XMM_XMM_M64: Final = 1873
+    VEX_VMOVHPS_XMM_XMM_M64: Final = 2604
     """``vmovhps W:xmm, R:xmm, R:m64`` ``VEX.128.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPS_M64_XMM: Final = 1874
+    VEX_VMOVHPS_M64_XMM: Final = 2605
     """``vmovhps W:m64, R:xmm`` ``VEX.128.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPS_XMM_XMM_M64: Final = 1875
+    EVEX_VMOVHPS_XMM_XMM_M64: Final = 2606
     """``vmovhps W:xmm, R:xmm, R:m64`` ``EVEX.128.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPS_M64_XMM: Final = 1876
+    EVEX_VMOVHPS_M64_XMM: Final = 2607
     """``vmovhps W:m64, R:xmm`` ``EVEX.128.0F.W0 17 /r`` (AVX512F)"""
-    VEX_VMOVHPD_XMM_XMM_M64: Final = 1877
+    VEX_VMOVHPD_XMM_XMM_M64: Final = 2608
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``VEX.128.66.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVHPD_M64_XMM: Final = 1878
+    VEX_VMOVHPD_M64_XMM: Final = 2609
     """``vmovhpd W:m64, R:xmm`` ``VEX.128.66.0F.WIG 17 /r`` (AVX)"""
-    EVEX_VMOVHPD_XMM_XMM_M64: Final = 1879
+    EVEX_VMOVHPD_XMM_XMM_M64: Final = 2610
     """``vmovhpd W:xmm, R:xmm, R:m64`` ``EVEX.128.66.0F.W1 16 /r`` (AVX512F)"""
-    EVEX_VMOVHPD_M64_XMM: Final = 1880
+    EVEX_VMOVHPD_M64_XMM: Final = 2611
     """``vmovhpd W:m64, R:xmm`` ``EVEX.128.66.0F.W1 17 /r`` (AVX512F)"""
-    VEX_VMOVSHDUP_XMM_XMMM128: Final = 1881
+    VEX_VMOVSHDUP_XMM_XMMM128: Final = 2612
     """``vmovshdup W:xmm, R:xmm/m128`` ``VEX.128.F3.0F.WIG 16 /r`` (AVX)"""
-    VEX_VMOVSHDUP_YMM_YMMM256: Final = 1882
+    VEX_VMOVSHDUP_YMM_YMMM256: Final = 2613
     """``vmovshdup W:ymm, R:ymm/m256`` ``VEX.256.F3.0F.WIG 16 /r`` (AVX)"""
-    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 1883
+    EVEX_VMOVSHDUP_ZMM_K1Z_ZMMM512: Final = 2614
     """``vmovshdup W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 16 /r`` (AVX512F)"""
-    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 1884
+    EVEX_VMOVSHDUP_XMM_K1Z_XMMM128: Final = 2615
     """``vmovshdup W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 1885
+    EVEX_VMOVSHDUP_YMM_K1Z_YMMM256: Final = 2616
     """``vmovshdup W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPS_M128_XMM: Final = 1886
+    VEX_VMOVNTPS_M128_XMM: Final = 2617
     """``vmovntps W:m128, R:xmm`` ``VEX.128.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPS_M256_YMM: Final = 1887
+    VEX_VMOVNTPS_M256_YMM: Final = 2618
     """``vmovntps W:m256, R:ymm`` ``VEX.256.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPS_M512_ZMM: Final = 1888
+    EVEX_VMOVNTPS_M512_ZMM: Final = 2619
     """``vmovntps W:m512, R:zmm`` ``EVEX.512.0F.W0 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPS_M128_XMM: Final = 1889
+    EVEX_VMOVNTPS_M128_XMM: Final = 2620
     """``vmovntps W:m128, R:xmm`` ``EVEX.128.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPS_M256_YMM: Final = 1890
+    EVEX_VMOVNTPS_M256_YMM: Final = 2621
     """``vmovntps W:m256, R:ymm`` ``EVEX.256.0F.W0 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTPD_M128_XMM: Final = 1891
+    VEX_VMOVNTPD_M128_XMM: Final = 2622
     """``vmovntpd W:m128, R:xmm`` ``VEX.128.66.0F.WIG 2B /r`` (AVX)"""
-    VEX_VMOVNTPD_M256_YMM: Final = 1892
+    VEX_VMOVNTPD_M256_YMM: Final = 2623
     """``vmovntpd W:m256, R:ymm`` ``VEX.256.66.0F.WIG 2B /r`` (AVX)"""
-    EVEX_VMOVNTPD_M512_ZMM: Final = 1893
+    EVEX_VMOVNTPD_M512_ZMM: Final = 2624
     """``vmovntpd W:m512, R:zmm`` ``EVEX.512.66.0F.W1 2B /r`` (AVX512F)"""
-    EVEX_VMOVNTPD_M128_XMM: Final = 1894
+    EVEX_VMOVNTPD_M128_XMM: Final = 2625
     """``vmovntpd W:m128, R:xmm`` ``EVEX.128.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTPD_M256_YMM: Final = 1895
+    EVEX_VMOVNTPD_M256_YMM: Final = 2626
     """``vmovntpd W:m256, R:ymm`` ``EVEX.256.66.0F.W1 2B /r`` (AVX512VL+AVX512F)"""
-    VEX_VCVTSS2SI_R32_XMMM32: Final = 1896
+    VEX_VCVTSS2SI_R32_XMMM32: Final = 2627
     """``vcvtss2si W:r32, R:xmm/m32`` ``VEX.LIG.F3.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSS2SI_R64_XMMM32: Final = 1897
+    VEX_VCVTSS2SI_R64_XMMM32: Final = 2628
     """``vcvtss2si W:r64, R:xmm/m32`` ``VEX.LIG.F3.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 1898
+    EVEX_VCVTSS2SI_R32_XMMM32_ER: Final = 2629
     """``vcvtss2si W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 1899
+    EVEX_VCVTSS2SI_R64_XMMM32_ER: Final = 2630
     """``vcvtss2si W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCVTSD2SI_R32_XMMM64: Final = 1900
+    VEX_VCVTSD2SI_R32_XMMM64: Final = 2631
     """``vcvtsd2si W:r32, R:xmm/m64`` ``VEX.LIG.F2.0F.W0 2D /r`` (AVX)"""
-    VEX_VCVTSD2SI_R64_XMMM64: Final = 1901
+    VEX_VCVTSD2SI_R64_XMMM64: Final = 2632
     """``vcvtsd2si W:r64, R:xmm/m64`` ``VEX.LIG.F2.0F.W1 2D /r`` (AVX)"""
-    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 1902
+    EVEX_VCVTSD2SI_R32_XMMM64_ER: Final = 2633
     """``vcvtsd2si W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 2D /r`` (AVX512F)"""
-    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 1903
+    EVEX_VCVTSD2SI_R64_XMMM64_ER: Final = 2634
     """``vcvtsd2si W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2D /r`` (AVX512F)"""
-    VEX_VCOMISS_XMM_XMMM32: Final = 1904
+    VEX_VCOMISS_XMM_XMMM32: Final = 2635
     """``vcomiss R:xmm, R:xmm/m32`` ``VEX.LIG.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 1905
+    EVEX_VCOMISS_XMM_XMMM32_SAE: Final = 2636
     """``vcomiss R:xmm, R:xmm/m32`` ``EVEX.LIG.0F.W0 2F /r`` (AVX512F)"""
-    VEX_VCOMISD_XMM_XMMM64: Final = 1906
+    VEX_VCOMISD_XMM_XMMM64: Final = 2637
     """``vcomisd R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F.WIG 2F /r`` (AVX)"""
-    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 1907
+    EVEX_VCOMISD_XMM_XMMM64_SAE: Final = 2638
     """``vcomisd R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F.W1 2F /r`` (AVX512F)"""
-    VEX_VMOVMSKPS_R32_XMM: Final = 1908
+    VEX_VMOVMSKPS_R32_XMM: Final = 2639
     """``vmovmskps W:r32, R:xmm`` ``VEX.128.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_XMM: Final = 1909
+    VEX_VMOVMSKPS_R64_XMM: Final = 2640
     """``vmovmskps W:r64, R:xmm`` ``VEX.128.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R32_YMM: Final = 1910
+    VEX_VMOVMSKPS_R32_YMM: Final = 2641
     """``vmovmskps W:r32, R:ymm`` ``VEX.256.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPS_R64_YMM: Final = 1911
+    VEX_VMOVMSKPS_R64_YMM: Final = 2642
     """``vmovmskps W:r64, R:ymm`` ``VEX.256.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_XMM: Final = 1912
+    VEX_VMOVMSKPD_R32_XMM: Final = 2643
     """``vmovmskpd W:r32, R:xmm`` ``VEX.128.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_XMM: Final = 1913
+    VEX_VMOVMSKPD_R64_XMM: Final = 2644
     """``vmovmskpd W:r64, R:xmm`` ``VEX.128.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R32_YMM: Final = 1914
+    VEX_VMOVMSKPD_R32_YMM: Final = 2645
     """``vmovmskpd W:r32, R:ymm`` ``VEX.256.66.0F.W0 50 /r`` (AVX)"""
-    VEX_VMOVMSKPD_R64_YMM: Final = 1915
+    VEX_VMOVMSKPD_R64_YMM: Final = 2646
     """``vmovmskpd W:r64, R:ymm`` ``VEX.256.66.0F.W1 50 /r`` (AVX)"""
-    VEX_VRSQRTPS_XMM_XMMM128: Final = 1916
+    VEX_VRSQRTPS_XMM_XMMM128: Final = 2647
     """``vrsqrtps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTPS_YMM_YMMM256: Final = 1917
+    VEX_VRSQRTPS_YMM_YMMM256: Final = 2648
     """``vrsqrtps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 1918
+    VEX_VRSQRTSS_XMM_XMM_XMMM32: Final = 2649
     """``vrsqrtss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 52 /r`` (AVX)"""
-    VEX_VRCPPS_XMM_XMMM128: Final = 1919
+    VEX_VRCPPS_XMM_XMMM128: Final = 2650
     """``vrcpps W:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPPS_YMM_YMMM256: Final = 1920
+    VEX_VRCPPS_YMM_YMMM256: Final = 2651
     """``vrcpps W:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 53 /r`` (AVX)"""
-    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 1921
+    VEX_VRCPSS_XMM_XMM_XMMM32: Final = 2652
     """``vrcpss W:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.F3.0F.WIG 53 /r`` (AVX)"""
-    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 1922
+    VEX_VANDNPS_XMM_XMM_XMMM128: Final = 2653
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 1923
+    VEX_VANDNPS_YMM_YMM_YMMM256: Final = 2654
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1924
+    EVEX_VANDNPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2655
     """``vandnps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 1925
+    EVEX_VANDNPS_XMM_K1Z_XMM_XMMM128B32: Final = 2656
     """``vandnps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 1926
+    EVEX_VANDNPS_YMM_K1Z_YMM_YMMM256B32: Final = 2657
     """``vandnps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 55 /r`` (AVX512VL+AVX512DQ)"""
-    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 1927
+    VEX_VANDNPD_XMM_XMM_XMMM128: Final = 2658
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 55 /r`` (AVX)"""
-    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 1928
+    VEX_VANDNPD_YMM_YMM_YMMM256: Final = 2659
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 55 /r`` (AVX)"""
-    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1929
+    EVEX_VANDNPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2660
     """``vandnpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 55 /r`` (AVX512DQ)"""
-    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 1930
+    EVEX_VANDNPD_XMM_K1Z_XMM_XMMM128B64: Final = 2661
     """``vandnpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 1931
+    EVEX_VANDNPD_YMM_K1Z_YMM_YMMM256B64: Final = 2662
     """``vandnpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 55 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 1932
+    EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32: Final = 2663
     """``vp2intersectd W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 1933
+    EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32: Final = 2664
     """``vp2intersectd W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 1934
+    EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32: Final = 2665
     """``vp2intersectd W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 1935
+    EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64: Final = 2666
     """``vp2intersectq W:kp1, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 1936
+    EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64: Final = 2667
     """``vp2intersectq W:kp1, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W1 68 /r`` (AVX512VL+AVX512_VP2INTERSECT)"""
-    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 1937
+    EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64: Final = 2668
     """``vp2intersectq W:kp1, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W1 68 /r`` (AVX512F+AVX512_VP2INTERSECT)"""
-    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 1938
+    VEX_VPUNPCKLBW_XMM_XMM_XMMM128: Final = 2669
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 60 /r`` (AVX)"""
-    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 1939
+    VEX_VPUNPCKLBW_YMM_YMM_YMMM256: Final = 2670
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 60 /r`` (AVX2)"""
-    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 1940
+    EVEX_VPUNPCKLBW_XMM_K1Z_XMM_XMMM128: Final = 2671
     """``vpunpcklbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 1941
+    EVEX_VPUNPCKLBW_YMM_K1Z_YMM_YMMM256: Final = 2672
     """``vpunpcklbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 60 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1942
+    EVEX_VPUNPCKLBW_ZMM_K1Z_ZMM_ZMMM512: Final = 2673
     """``vpunpcklbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 60 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 1943
+    VEX_VPUNPCKLWD_XMM_XMM_XMMM128: Final = 2674
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 61 /r`` (AVX)"""
-    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 1944
+    VEX_VPUNPCKLWD_YMM_YMM_YMMM256: Final = 2675
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 61 /r`` (AVX2)"""
-    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 1945
+    EVEX_VPUNPCKLWD_XMM_K1Z_XMM_XMMM128: Final = 2676
     """``vpunpcklwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 1946
+    EVEX_VPUNPCKLWD_YMM_K1Z_YMM_YMMM256: Final = 2677
     """``vpunpcklwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 61 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1947
+    EVEX_VPUNPCKLWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2678
     """``vpunpcklwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 61 /r`` (AVX512BW)"""
-    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 1948
+    VEX_VPUNPCKLDQ_XMM_XMM_XMMM128: Final = 2679
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 62 /r`` (AVX)"""
-    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 1949
+    VEX_VPUNPCKLDQ_YMM_YMM_YMMM256: Final = 2680
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 62 /r`` (AVX2)"""
-    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1950
+    EVEX_VPUNPCKLDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2681
     """``vpunpckldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 62 /r`` (AVX512F)"""
-    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1951
+    EVEX_VPUNPCKLDQ_XMM_K1Z_XMM_XMMM128B32: Final = 2682
     """``vpunpckldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1952
+    EVEX_VPUNPCKLDQ_YMM_K1Z_YMM_YMMM256B32: Final = 2683
     """``vpunpckldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 62 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 1953
+    VEX_VPACKSSWB_XMM_XMM_XMMM128: Final = 2684
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 63 /r`` (AVX)"""
-    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 1954
+    VEX_VPACKSSWB_YMM_YMM_YMMM256: Final = 2685
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 63 /r`` (AVX2)"""
-    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 1955
+    EVEX_VPACKSSWB_XMM_K1Z_XMM_XMMM128: Final = 2686
     """``vpacksswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 1956
+    EVEX_VPACKSSWB_YMM_K1Z_YMM_YMMM256: Final = 2687
     """``vpacksswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 63 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1957
+    EVEX_VPACKSSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 2688
     """``vpacksswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 63 /r`` (AVX512BW)"""
-    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 1958
+    VEX_VPACKUSWB_XMM_XMM_XMMM128: Final = 2689
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 67 /r`` (AVX)"""
-    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 1959
+    VEX_VPACKUSWB_YMM_YMM_YMMM256: Final = 2690
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 67 /r`` (AVX2)"""
-    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 1960
+    EVEX_VPACKUSWB_XMM_K1Z_XMM_XMMM128: Final = 2691
     """``vpackuswb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 1961
+    EVEX_VPACKUSWB_YMM_K1Z_YMM_YMMM256: Final = 2692
     """``vpackuswb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 67 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 1962
+    EVEX_VPACKUSWB_ZMM_K1Z_ZMM_ZMMM512: Final = 2693
     """``vpackuswb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 67 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 1963
+    VEX_VPUNPCKHBW_XMM_XMM_XMMM128: Final = 2694
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 68 /r`` (AVX)"""
-    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 1964
+    VEX_VPUNPCKHBW_YMM_YMM_YMMM256: Final = 2695
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 68 /r`` (AVX2)"""
-    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 1965
+    EVEX_VPUNPCKHBW_XMM_K1Z_XMM_XMMM128: Final = 2696
     """``vpunpckhbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 1966
+    EVEX_VPUNPCKHBW_YMM_K1Z_YMM_YMMM256: Final = 2697
     """``vpunpckhbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 68 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 1967
+    EVEX_VPUNPCKHBW_ZMM_K1Z_ZMM_ZMMM512: Final = 2698
     """``vpunpckhbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 68 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 1968
+    VEX_VPUNPCKHWD_XMM_XMM_XMMM128: Final = 2699
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 69 /r`` (AVX)"""
-    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 1969
+    VEX_VPUNPCKHWD_YMM_YMM_YMMM256: Final = 2700
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 69 /r`` (AVX2)"""
-    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 1970
+    EVEX_VPUNPCKHWD_XMM_K1Z_XMM_XMMM128: Final = 2701
     """``vpunpckhwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 1971
+    EVEX_VPUNPCKHWD_YMM_K1Z_YMM_YMMM256: Final = 2702
     """``vpunpckhwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG 69 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 1972
+    EVEX_VPUNPCKHWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2703
     """``vpunpckhwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG 69 /r`` (AVX512BW)"""
-    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 1973
+    VEX_VPUNPCKHDQ_XMM_XMM_XMMM128: Final = 2704
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6A /r`` (AVX)"""
-    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 1974
+    VEX_VPUNPCKHDQ_YMM_YMM_YMMM256: Final = 2705
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6A /r`` (AVX2)"""
-    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1975
+    EVEX_VPUNPCKHDQ_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2706
     """``vpunpckhdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6A /r`` (AVX512F)"""
-    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 1976
+    EVEX_VPUNPCKHDQ_XMM_K1Z_XMM_XMMM128B32: Final = 2707
     """``vpunpckhdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 1977
+    EVEX_VPUNPCKHDQ_YMM_K1Z_YMM_YMMM256B32: Final = 2708
     """``vpunpckhdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 1978
+    VEX_VPACKSSDW_XMM_XMM_XMMM128: Final = 2709
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6B /r`` (AVX)"""
-    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 1979
+    VEX_VPACKSSDW_YMM_YMM_YMMM256: Final = 2710
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6B /r`` (AVX2)"""
-    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 1980
+    EVEX_VPACKSSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2711
     """``vpackssdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 1981
+    EVEX_VPACKSSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2712
     """``vpackssdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 1982
+    EVEX_VPACKSSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2713
     """``vpackssdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6B /r`` (AVX512BW)"""
-    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 1983
+    VEX_VPUNPCKLQDQ_XMM_XMM_XMMM128: Final = 2714
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6C /r`` (AVX)"""
-    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 1984
+    VEX_VPUNPCKLQDQ_YMM_YMM_YMMM256: Final = 2715
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6C /r`` (AVX2)"""
-    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1985
+    EVEX_VPUNPCKLQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2716
     """``vpunpcklqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6C /r`` (AVX512F)"""
-    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1986
+    EVEX_VPUNPCKLQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2717
     """``vpunpcklqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1987
+    EVEX_VPUNPCKLQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2718
     """``vpunpcklqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6C /r`` (AVX512VL+AVX512F)"""
-    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 1988
+    VEX_VPUNPCKHQDQ_XMM_XMM_XMMM128: Final = 2719
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 6D /r`` (AVX)"""
-    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 1989
+    VEX_VPUNPCKHQDQ_YMM_YMM_YMMM256: Final = 2720
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 6D /r`` (AVX2)"""
-    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 1990
+    EVEX_VPUNPCKHQDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2721
     """``vpunpckhqdq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6D /r`` (AVX512F)"""
-    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 1991
+    EVEX_VPUNPCKHQDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2722
     """``vpunpckhqdq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 1992
+    EVEX_VPUNPCKHQDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2723
     """``vpunpckhqdq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6D /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 1993
+    VEX_VPSHUFD_XMM_XMMM128_IMM8: Final = 2724
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 1994
+    VEX_VPSHUFD_YMM_YMMM256_IMM8: Final = 2725
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 1995
+    EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2726
     """``vpshufd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 70 /r ib`` (AVX512F)"""
-    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 1996
+    EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8: Final = 2727
     """``vpshufd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 1997
+    EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8: Final = 2728
     """``vpshufd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 70 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 1998
+    VEX_VPSHUFHW_XMM_XMMM128_IMM8: Final = 2729
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F3.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 1999
+    VEX_VPSHUFHW_YMM_YMMM256_IMM8: Final = 2730
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F3.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 2000
+    EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8: Final = 2731
     """``vpshufhw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2001
+    EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8: Final = 2732
     """``vpshufhw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2002
+    EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8: Final = 2733
     """``vpshufhw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2003
+    VEX_VPSHUFLW_XMM_XMMM128_IMM8: Final = 2734
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.F2.0F.WIG 70 /r ib`` (AVX)"""
-    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2004
+    VEX_VPSHUFLW_YMM_YMMM256_IMM8: Final = 2735
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.F2.0F.WIG 70 /r ib`` (AVX2)"""
-    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2005
+    EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8: Final = 2736
     """``vpshuflw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2006
+    EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8: Final = 2737
     """``vpshuflw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F.WIG 70 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2007
+    EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2738
     """``vpshuflw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F.WIG 70 /r ib`` (AVX512BW)"""
-    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2008
+    VEX_VPSRLW_XMM_XMM_IMM8: Final = 2739
     """``vpsrlw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /2 ib`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2009
+    VEX_VPSRLW_YMM_YMM_IMM8: Final = 2740
     """``vpsrlw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /2 ib`` (AVX2)"""
-    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2010
+    VEX_VPSRLW_XMM_XMM_XMMM128: Final = 2741
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D1 /r`` (AVX)"""
-    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2011
+    VEX_VPSRLW_YMM_YMM_XMMM128: Final = 2742
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D1 /r`` (AVX2)"""
-    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2012
+    EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8: Final = 2743
     """``vpsrlw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2013
+    EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8: Final = 2744
     """``vpsrlw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /2 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2014
+    EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2745
     """``vpsrlw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /2 ib`` (AVX512BW)"""
-    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2015
+    EVEX_VPSRLW_XMM_K1Z_XMM_XMMM128: Final = 2746
     """``vpsrlw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2016
+    EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128: Final = 2747
     """``vpsrlw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG D1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2017
+    EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128: Final = 2748
     """``vpsrlw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG D1 /r`` (AVX512BW)"""
-    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2018
+    VEX_VPSRAW_XMM_XMM_IMM8: Final = 2749
     """``vpsraw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /4 ib`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2019
+    VEX_VPSRAW_YMM_YMM_IMM8: Final = 2750
     """``vpsraw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /4 ib`` (AVX2)"""
-    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2020
+    VEX_VPSRAW_XMM_XMM_XMMM128: Final = 2751
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E1 /r`` (AVX)"""
-    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2021
+    VEX_VPSRAW_YMM_YMM_XMMM128: Final = 2752
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E1 /r`` (AVX2)"""
-    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2022
+    EVEX_VPSRAW_XMM_K1Z_XMMM128_IMM8: Final = 2753
     """``vpsraw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2023
+    EVEX_VPSRAW_YMM_K1Z_YMMM256_IMM8: Final = 2754
     """``vpsraw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /4 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2024
+    EVEX_VPSRAW_ZMM_K1Z_ZMMM512_IMM8: Final = 2755
     """``vpsraw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /4 ib`` (AVX512BW)"""
-    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2025
+    EVEX_VPSRAW_XMM_K1Z_XMM_XMMM128: Final = 2756
     """``vpsraw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2026
+    EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128: Final = 2757
     """``vpsraw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG E1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2027
+    EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128: Final = 2758
     """``vpsraw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG E1 /r`` (AVX512BW)"""
-    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2028
+    VEX_VPSLLW_XMM_XMM_IMM8: Final = 2759
     """``vpsllw W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 71 /6 ib`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2029
+    VEX_VPSLLW_YMM_YMM_IMM8: Final = 2760
     """``vpsllw W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 71 /6 ib`` (AVX2)"""
-    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2030
+    VEX_VPSLLW_XMM_XMM_XMMM128: Final = 2761
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F1 /r`` (AVX)"""
-    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2031
+    VEX_VPSLLW_YMM_YMM_XMMM128: Final = 2762
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F1 /r`` (AVX2)"""
-    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2032
+    EVEX_VPSLLW_XMM_K1Z_XMMM128_IMM8: Final = 2763
     """``vpsllw W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2033
+    EVEX_VPSLLW_YMM_K1Z_YMMM256_IMM8: Final = 2764
     """``vpsllw W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.WIG 71 /6 ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2034
+    EVEX_VPSLLW_ZMM_K1Z_ZMMM512_IMM8: Final = 2765
     """``vpsllw W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.WIG 71 /6 ib`` (AVX512BW)"""
-    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2035
+    EVEX_VPSLLW_XMM_K1Z_XMM_XMMM128: Final = 2766
     """``vpsllw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2036
+    EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128: Final = 2767
     """``vpsllw W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.WIG F1 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2037
+    EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128: Final = 2768
     """``vpsllw W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.WIG F1 /r`` (AVX512BW)"""
-    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2038
+    VEX_VPSRLD_XMM_XMM_IMM8: Final = 2769
     """``vpsrld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /2 ib`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2039
+    VEX_VPSRLD_YMM_YMM_IMM8: Final = 2770
     """``vpsrld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /2 ib`` (AVX2)"""
-    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2040
+    VEX_VPSRLD_XMM_XMM_XMMM128: Final = 2771
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D2 /r`` (AVX)"""
-    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2041
+    VEX_VPSRLD_YMM_YMM_XMMM128: Final = 2772
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D2 /r`` (AVX2)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2042
+    EVEX_VPSRLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2773
     """``vpsrld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2043
+    EVEX_VPSRLD_ZMM_K1Z_ZMM_XMMM128: Final = 2774
     """``vpsrld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 D2 /r`` (AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2044
+    EVEX_VPSRLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2775
     """``vpsrld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2045
+    EVEX_VPSRLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2776
     """``vpsrld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2046
+    EVEX_VPSRLD_XMM_K1Z_XMM_XMMM128: Final = 2777
     """``vpsrld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2047
+    EVEX_VPSRLD_YMM_K1Z_YMM_XMMM128: Final = 2778
     """``vpsrld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 D2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2048
+    VEX_VPSRAD_XMM_XMM_IMM8: Final = 2779
     """``vpsrad W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /4 ib`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2049
+    VEX_VPSRAD_YMM_YMM_IMM8: Final = 2780
     """``vpsrad W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /4 ib`` (AVX2)"""
-    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2050
+    VEX_VPSRAD_XMM_XMM_XMMM128: Final = 2781
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E2 /r`` (AVX)"""
-    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2051
+    VEX_VPSRAD_YMM_YMM_XMMM128: Final = 2782
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG E2 /r`` (AVX2)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2052
+    EVEX_VPSRAD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2783
     """``vpsrad W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2053
+    EVEX_VPSRAD_ZMM_K1Z_ZMM_XMMM128: Final = 2784
     """``vpsrad W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2054
+    EVEX_VPSRAD_XMM_K1Z_XMMM128B32_IMM8: Final = 2785
     """``vpsrad W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2055
+    EVEX_VPSRAD_YMM_K1Z_YMMM256B32_IMM8: Final = 2786
     """``vpsrad W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2056
+    EVEX_VPSRAD_XMM_K1Z_XMM_XMMM128: Final = 2787
     """``vpsrad W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2057
+    EVEX_VPSRAD_YMM_K1Z_YMM_XMMM128: Final = 2788
     """``vpsrad W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 E2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2058
+    VEX_VPSLLD_XMM_XMM_IMM8: Final = 2789
     """``vpslld W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 72 /6 ib`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2059
+    VEX_VPSLLD_YMM_YMM_IMM8: Final = 2790
     """``vpslld W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 72 /6 ib`` (AVX2)"""
-    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2060
+    VEX_VPSLLD_XMM_XMM_XMMM128: Final = 2791
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F2 /r`` (AVX)"""
-    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2061
+    VEX_VPSLLD_YMM_YMM_XMMM128: Final = 2792
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F2 /r`` (AVX2)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2062
+    EVEX_VPSLLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2793
     """``vpslld W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2063
+    EVEX_VPSLLD_ZMM_K1Z_ZMM_XMMM128: Final = 2794
     """``vpslld W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W0 F2 /r`` (AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2064
+    EVEX_VPSLLD_XMM_K1Z_XMMM128B32_IMM8: Final = 2795
     """``vpslld W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2065
+    EVEX_VPSLLD_YMM_K1Z_YMMM256B32_IMM8: Final = 2796
     """``vpslld W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2066
+    EVEX_VPSLLD_XMM_K1Z_XMM_XMMM128: Final = 2797
     """``vpslld W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2067
+    EVEX_VPSLLD_YMM_K1Z_YMM_XMMM128: Final = 2798
     """``vpslld W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 F2 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2068
+    VEX_VPSRLQ_XMM_XMM_IMM8: Final = 2799
     """``vpsrlq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /2 ib`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2069
+    VEX_VPSRLQ_YMM_YMM_IMM8: Final = 2800
     """``vpsrlq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /2 ib`` (AVX2)"""
-    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2070
+    VEX_VPSRLQ_XMM_XMM_XMMM128: Final = 2801
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D3 /r`` (AVX)"""
-    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2071
+    VEX_VPSRLQ_YMM_YMM_XMMM128: Final = 2802
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG D3 /r`` (AVX2)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2072
+    EVEX_VPSRLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2803
     """``vpsrlq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /2 ib`` (AVX512F)"""
-    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2073
+    EVEX_VPSRLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2804
     """``vpsrlq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 D3 /r`` (AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2074
+    EVEX_VPSRLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2805
     """``vpsrlq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2075
+    EVEX_VPSRLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2806
     """``vpsrlq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /2 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2076
+    EVEX_VPSRLQ_XMM_K1Z_XMM_XMMM128: Final = 2807
     """``vpsrlq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2077
+    EVEX_VPSRLQ_YMM_K1Z_YMM_XMMM128: Final = 2808
     """``vpsrlq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 D3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2078
+    VEX_VPSLLQ_XMM_XMM_IMM8: Final = 2809
     """``vpsllq W:xmm, R:xmm, R:imm8`` ``VEX.128.66.0F.WIG 73 /6 ib`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2079
+    VEX_VPSLLQ_YMM_YMM_IMM8: Final = 2810
     """``vpsllq W:ymm, R:ymm, R:imm8`` ``VEX.256.66.0F.WIG 73 /6 ib`` (AVX2)"""
-    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2080
+    VEX_VPSLLQ_XMM_XMM_XMMM128: Final = 2811
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F3 /r`` (AVX)"""
-    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2081
+    VEX_VPSLLQ_YMM_YMM_XMMM128: Final = 2812
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``VEX.256.66.0F.WIG F3 /r`` (AVX2)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2082
+    EVEX_VPSLLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2813
     """``vpsllq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 73 /6 ib`` (AVX512F)"""
-    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2083
+    EVEX_VPSLLQ_ZMM_K1Z_ZMM_XMMM128: Final = 2814
     """``vpsllq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 F3 /r`` (AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2084
+    EVEX_VPSLLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 2815
     """``vpsllq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2085
+    EVEX_VPSLLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2816
     """``vpsllq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 73 /6 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2086
+    EVEX_VPSLLQ_XMM_K1Z_XMM_XMMM128: Final = 2817
     """``vpsllq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2087
+    EVEX_VPSLLQ_YMM_K1Z_YMM_XMMM128: Final = 2818
     """``vpsllq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 F3 /r`` (AVX512VL+AVX512F)"""
-    VEX_VZEROALL: Final = 2088
+    VEX_VZEROALL: Final = 2819
     """``vzeroall`` ``VEX.256.0F.WIG 77`` (AVX)"""
-    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2089
+    VEX_VHADDPD_XMM_XMM_XMMM128: Final = 2820
     """``vhaddpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2090
+    VEX_VHADDPD_YMM_YMM_YMMM256: Final = 2821
     """``vhaddpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2091
+    VEX_VHADDPS_XMM_XMM_XMMM128: Final = 2822
     """``vhaddps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2092
+    VEX_VHADDPS_YMM_YMM_YMMM256: Final = 2823
     """``vhaddps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7C /r`` (AVX)"""
-    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2093
+    VEX_VHSUBPD_XMM_XMM_XMMM128: Final = 2824
     """``vhsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2094
+    VEX_VHSUBPD_YMM_YMM_YMMM256: Final = 2825
     """``vhsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2095
+    VEX_VHSUBPS_XMM_XMM_XMMM128: Final = 2826
     """``vhsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2096
+    VEX_VHSUBPS_YMM_YMM_YMMM256: Final = 2827
     """``vhsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG 7D /r`` (AVX)"""
-    VEX_VLDMXCSR_M32: Final = 2097
+    VEX_VLDMXCSR_M32: Final = 2828
     """``vldmxcsr R:m32`` ``VEX.LZ.0F.WIG AE /2`` (AVX)"""
-    VEX_VSTMXCSR_M32: Final = 2098
+    VEX_VSTMXCSR_M32: Final = 2829
     """``vstmxcsr W:m32`` ``VEX.LZ.0F.WIG AE /3`` (AVX)"""
-    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2099
+    VEX_VADDSUBPD_XMM_XMM_XMMM128: Final = 2830
     """``vaddsubpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2100
+    VEX_VADDSUBPD_YMM_YMM_YMMM256: Final = 2831
     """``vaddsubpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2101
+    VEX_VADDSUBPS_XMM_XMM_XMMM128: Final = 2832
     """``vaddsubps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2102
+    VEX_VADDSUBPS_YMM_YMM_YMMM256: Final = 2833
     """``vaddsubps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F.WIG D0 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_XMM: Final = 2103
+    VEX_VPMOVMSKB_R32_XMM: Final = 2834
     """``vpmovmskb W:r32, R:xmm`` ``VEX.128.66.0F.W0 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R64_XMM: Final = 2104
+    VEX_VPMOVMSKB_R64_XMM: Final = 2835
     """``vpmovmskb W:r64, R:xmm`` ``VEX.128.66.0F.W1 D7 /r`` (AVX)"""
-    VEX_VPMOVMSKB_R32_YMM: Final = 2105
+    VEX_VPMOVMSKB_R32_YMM: Final = 2836
     """``vpmovmskb W:r32, R:ymm`` ``VEX.256.66.0F.W0 D7 /r`` (AVX2)"""
-    VEX_VPMOVMSKB_R64_YMM: Final = 2106
+    VEX_VPMOVMSKB_R64_YMM: Final = 2837
     """``vpmovmskb W:r64, R:ymm`` ``VEX.256.66.0F.W1 D7 /r`` (AVX2)"""
-    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2107
+    VEX_VPSUBUSB_XMM_XMM_XMMM128: Final = 2838
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D8 /r`` (AVX)"""
-    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2108
+    VEX_VPSUBUSB_YMM_YMM_YMMM256: Final = 2839
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D8 /r`` (AVX2)"""
-    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2109
+    EVEX_VPSUBUSB_XMM_K1Z_XMM_XMMM128: Final = 2840
     """``vpsubusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2110
+    EVEX_VPSUBUSB_YMM_K1Z_YMM_YMMM256: Final = 2841
     """``vpsubusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2111
+    EVEX_VPSUBUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2842
     """``vpsubusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D8 /r`` (AVX512BW)"""
-    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2112
+    VEX_VPSUBUSW_XMM_XMM_XMMM128: Final = 2843
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG D9 /r`` (AVX)"""
-    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2113
+    VEX_VPSUBUSW_YMM_YMM_YMMM256: Final = 2844
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG D9 /r`` (AVX2)"""
-    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2114
+    EVEX_VPSUBUSW_XMM_K1Z_XMM_XMMM128: Final = 2845
     """``vpsubusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2115
+    EVEX_VPSUBUSW_YMM_K1Z_YMM_YMMM256: Final = 2846
     """``vpsubusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG D9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2116
+    EVEX_VPSUBUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2847
     """``vpsubusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG D9 /r`` (AVX512BW)"""
-    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2117
+    VEX_VPMINUB_XMM_XMM_XMMM128: Final = 2848
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DA /r`` (AVX)"""
-    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2118
+    VEX_VPMINUB_YMM_YMM_YMMM256: Final = 2849
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DA /r`` (AVX2)"""
-    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2119
+    EVEX_VPMINUB_XMM_K1Z_XMM_XMMM128: Final = 2850
     """``vpminub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2120
+    EVEX_VPMINUB_YMM_K1Z_YMM_YMMM256: Final = 2851
     """``vpminub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2121
+    EVEX_VPMINUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2852
     """``vpminub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DA /r`` (AVX512BW)"""
-    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2122
+    VEX_VPADDUSB_XMM_XMM_XMMM128: Final = 2853
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DC /r`` (AVX)"""
-    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2123
+    VEX_VPADDUSB_YMM_YMM_YMMM256: Final = 2854
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DC /r`` (AVX2)"""
-    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2124
+    EVEX_VPADDUSB_XMM_K1Z_XMM_XMMM128: Final = 2855
     """``vpaddusb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2125
+    EVEX_VPADDUSB_YMM_K1Z_YMM_YMMM256: Final = 2856
     """``vpaddusb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2126
+    EVEX_VPADDUSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2857
     """``vpaddusb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DC /r`` (AVX512BW)"""
-    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2127
+    VEX_VPADDUSW_XMM_XMM_XMMM128: Final = 2858
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DD /r`` (AVX)"""
-    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2128
+    VEX_VPADDUSW_YMM_YMM_YMMM256: Final = 2859
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DD /r`` (AVX2)"""
-    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2129
+    EVEX_VPADDUSW_XMM_K1Z_XMM_XMMM128: Final = 2860
     """``vpaddusw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2130
+    EVEX_VPADDUSW_YMM_K1Z_YMM_YMMM256: Final = 2861
     """``vpaddusw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DD /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2131
+    EVEX_VPADDUSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2862
     """``vpaddusw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DD /r`` (AVX512BW)"""
-    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2132
+    VEX_VPMAXUB_XMM_XMM_XMMM128: Final = 2863
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG DE /r`` (AVX)"""
-    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2133
+    VEX_VPMAXUB_YMM_YMM_YMMM256: Final = 2864
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG DE /r`` (AVX2)"""
-    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2134
+    EVEX_VPMAXUB_XMM_K1Z_XMM_XMMM128: Final = 2865
     """``vpmaxub W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2135
+    EVEX_VPMAXUB_YMM_K1Z_YMM_YMMM256: Final = 2866
     """``vpmaxub W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG DE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2136
+    EVEX_VPMAXUB_ZMM_K1Z_ZMM_ZMMM512: Final = 2867
     """``vpmaxub W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG DE /r`` (AVX512BW)"""
-    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2137
+    VEX_VPAVGB_XMM_XMM_XMMM128: Final = 2868
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E0 /r`` (AVX)"""
-    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2138
+    VEX_VPAVGB_YMM_YMM_YMMM256: Final = 2869
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E0 /r`` (AVX2)"""
-    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2139
+    EVEX_VPAVGB_XMM_K1Z_XMM_XMMM128: Final = 2870
     """``vpavgb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2140
+    EVEX_VPAVGB_YMM_K1Z_YMM_YMMM256: Final = 2871
     """``vpavgb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E0 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2141
+    EVEX_VPAVGB_ZMM_K1Z_ZMM_ZMMM512: Final = 2872
     """``vpavgb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E0 /r`` (AVX512BW)"""
-    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2142
+    VEX_VPAVGW_XMM_XMM_XMMM128: Final = 2873
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E3 /r`` (AVX)"""
-    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2143
+    VEX_VPAVGW_YMM_YMM_YMMM256: Final = 2874
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E3 /r`` (AVX2)"""
-    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2144
+    EVEX_VPAVGW_XMM_K1Z_XMM_XMMM128: Final = 2875
     """``vpavgw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2145
+    EVEX_VPAVGW_YMM_K1Z_YMM_YMMM256: Final = 2876
     """``vpavgw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E3 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2146
+    EVEX_VPAVGW_ZMM_K1Z_ZMM_ZMMM512: Final = 2877
     """``vpavgw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E3 /r`` (AVX512BW)"""
-    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2147
+    VEX_VPMULHUW_XMM_XMM_XMMM128: Final = 2878
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E4 /r`` (AVX)"""
-    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2148
+    VEX_VPMULHUW_YMM_YMM_YMMM256: Final = 2879
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E4 /r`` (AVX2)"""
-    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2149
+    EVEX_VPMULHUW_XMM_K1Z_XMM_XMMM128: Final = 2880
     """``vpmulhuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2150
+    EVEX_VPMULHUW_YMM_K1Z_YMM_YMMM256: Final = 2881
     """``vpmulhuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E4 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2151
+    EVEX_VPMULHUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2882
     """``vpmulhuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E4 /r`` (AVX512BW)"""
-    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2152
+    VEX_VPMULHW_XMM_XMM_XMMM128: Final = 2883
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E5 /r`` (AVX)"""
-    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2153
+    VEX_VPMULHW_YMM_YMM_YMMM256: Final = 2884
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E5 /r`` (AVX2)"""
-    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2154
+    EVEX_VPMULHW_XMM_K1Z_XMM_XMMM128: Final = 2885
     """``vpmulhw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2155
+    EVEX_VPMULHW_YMM_K1Z_YMM_YMMM256: Final = 2886
     """``vpmulhw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2156
+    EVEX_VPMULHW_ZMM_K1Z_ZMM_ZMMM512: Final = 2887
     """``vpmulhw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E5 /r`` (AVX512BW)"""
-    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2157
+    VEX_VCVTPD2DQ_XMM_XMMM128: Final = 2888
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``VEX.128.F2.0F.WIG E6 /r`` (AVX)"""
-    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2158
+    VEX_VCVTPD2DQ_XMM_YMMM256: Final = 2889
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``VEX.256.F2.0F.WIG E6 /r`` (AVX)"""
-    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2159
+    EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER: Final = 2890
     """``vcvtpd2dq W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 E6 /r`` (AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2160
+    EVEX_VCVTPD2DQ_XMM_K1Z_XMMM128B64: Final = 2891
     """``vcvtpd2dq W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2161
+    EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64: Final = 2892
     """``vcvtpd2dq W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 E6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQ_M128_XMM: Final = 2162
+    VEX_VMOVNTDQ_M128_XMM: Final = 2893
     """``vmovntdq W:m128, R:xmm`` ``VEX.128.66.0F.WIG E7 /r`` (AVX)"""
-    VEX_VMOVNTDQ_M256_YMM: Final = 2163
+    VEX_VMOVNTDQ_M256_YMM: Final = 2894
     """``vmovntdq W:m256, R:ymm`` ``VEX.256.66.0F.WIG E7 /r`` (AVX)"""
-    EVEX_VMOVNTDQ_M512_ZMM: Final = 2164
+    EVEX_VMOVNTDQ_M512_ZMM: Final = 2895
     """``vmovntdq W:m512, R:zmm`` ``EVEX.512.66.0F.W0 E7 /r`` (AVX512F)"""
-    EVEX_VMOVNTDQ_M128_XMM: Final = 2165
+    EVEX_VMOVNTDQ_M128_XMM: Final = 2896
     """``vmovntdq W:m128, R:xmm`` ``EVEX.128.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQ_M256_YMM: Final = 2166
+    EVEX_VMOVNTDQ_M256_YMM: Final = 2897
     """``vmovntdq W:m256, R:ymm`` ``EVEX.256.66.0F.W0 E7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2167
+    VEX_VMASKMOVDQU_RDI_XMM_XMM: Final = 2898
     """``vmaskmovdqu W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F.WIG F7 /r`` (AVX)"""
-    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2168
+    VEX_VPSUBSB_XMM_XMM_XMMM128: Final = 2899
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E8 /r`` (AVX)"""
-    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2169
+    VEX_VPSUBSB_YMM_YMM_YMMM256: Final = 2900
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E8 /r`` (AVX2)"""
-    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2170
+    EVEX_VPSUBSB_XMM_K1Z_XMM_XMMM128: Final = 2901
     """``vpsubsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2171
+    EVEX_VPSUBSB_YMM_K1Z_YMM_YMMM256: Final = 2902
     """``vpsubsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E8 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2172
+    EVEX_VPSUBSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2903
     """``vpsubsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E8 /r`` (AVX512BW)"""
-    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2173
+    VEX_VPSUBSW_XMM_XMM_XMMM128: Final = 2904
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG E9 /r`` (AVX)"""
-    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2174
+    VEX_VPSUBSW_YMM_YMM_YMMM256: Final = 2905
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG E9 /r`` (AVX2)"""
-    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2175
+    EVEX_VPSUBSW_XMM_K1Z_XMM_XMMM128: Final = 2906
     """``vpsubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2176
+    EVEX_VPSUBSW_YMM_K1Z_YMM_YMMM256: Final = 2907
     """``vpsubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG E9 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2177
+    EVEX_VPSUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2908
     """``vpsubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG E9 /r`` (AVX512BW)"""
-    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2178
+    VEX_VPMINSW_XMM_XMM_XMMM128: Final = 2909
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EA /r`` (AVX)"""
-    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2179
+    VEX_VPMINSW_YMM_YMM_YMMM256: Final = 2910
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EA /r`` (AVX2)"""
-    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2180
+    EVEX_VPMINSW_XMM_K1Z_XMM_XMMM128: Final = 2911
     """``vpminsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2181
+    EVEX_VPMINSW_YMM_K1Z_YMM_YMMM256: Final = 2912
     """``vpminsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EA /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2182
+    EVEX_VPMINSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2913
     """``vpminsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EA /r`` (AVX512BW)"""
-    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2183
+    VEX_VPADDSB_XMM_XMM_XMMM128: Final = 2914
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EC /r`` (AVX)"""
-    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2184
+    VEX_VPADDSB_YMM_YMM_YMMM256: Final = 2915
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EC /r`` (AVX2)"""
-    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2185
+    EVEX_VPADDSB_XMM_K1Z_XMM_XMMM128: Final = 2916
     """``vpaddsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2186
+    EVEX_VPADDSB_YMM_K1Z_YMM_YMMM256: Final = 2917
     """``vpaddsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EC /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2187
+    EVEX_VPADDSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2918
     """``vpaddsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EC /r`` (AVX512BW)"""
-    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2188
+    VEX_VPADDSW_XMM_XMM_XMMM128: Final = 2919
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG ED /r`` (AVX)"""
-    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2189
+    VEX_VPADDSW_YMM_YMM_YMMM256: Final = 2920
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG ED /r`` (AVX2)"""
-    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2190
+    EVEX_VPADDSW_XMM_K1Z_XMM_XMMM128: Final = 2921
     """``vpaddsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2191
+    EVEX_VPADDSW_YMM_K1Z_YMM_YMMM256: Final = 2922
     """``vpaddsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG ED /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2192
+    EVEX_VPADDSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2923
     """``vpaddsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG ED /r`` (AVX512BW)"""
-    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2193
+    VEX_VPMAXSW_XMM_XMM_XMMM128: Final = 2924
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG EE /r`` (AVX)"""
-    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2194
+    VEX_VPMAXSW_YMM_YMM_YMMM256: Final = 2925
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG EE /r`` (AVX2)"""
-    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2195
+    EVEX_VPMAXSW_XMM_K1Z_XMM_XMMM128: Final = 2926
     """``vpmaxsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2196
+    EVEX_VPMAXSW_YMM_K1Z_YMM_YMMM256: Final = 2927
     """``vpmaxsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG EE /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2197
+    EVEX_VPMAXSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2928
     """``vpmaxsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG EE /r`` (AVX512BW)"""
-    VEX_VLDDQU_XMM_M128: Final = 2198
+    VEX_VLDDQU_XMM_M128: Final = 2929
     """``vlddqu W:xmm, R:m128`` ``VEX.128.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VLDDQU_YMM_M256: Final = 2199
+    VEX_VLDDQU_YMM_M256: Final = 2930
     """``vlddqu W:ymm, R:m256`` ``VEX.256.F2.0F.WIG F0 /r`` (AVX)"""
-    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2200
+    VEX_VPMULUDQ_XMM_XMM_XMMM128: Final = 2931
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F4 /r`` (AVX)"""
-    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2201
+    VEX_VPMULUDQ_YMM_YMM_YMMM256: Final = 2932
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F4 /r`` (AVX2)"""
-    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2202
+    EVEX_VPMULUDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2933
     """``vpmuludq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 F4 /r`` (AVX512F)"""
-    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2203
+    EVEX_VPMULUDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2934
     """``vpmuludq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2204
+    EVEX_VPMULUDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2935
     """``vpmuludq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 F4 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2205
+    VEX_VPMADDWD_XMM_XMM_XMMM128: Final = 2936
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F5 /r`` (AVX)"""
-    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2206
+    VEX_VPMADDWD_YMM_YMM_YMMM256: Final = 2937
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F5 /r`` (AVX2)"""
-    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2207
+    EVEX_VPMADDWD_XMM_K1Z_XMM_XMMM128: Final = 2938
     """``vpmaddwd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2208
+    EVEX_VPMADDWD_YMM_K1Z_YMM_YMMM256: Final = 2939
     """``vpmaddwd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F5 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2209
+    EVEX_VPMADDWD_ZMM_K1Z_ZMM_ZMMM512: Final = 2940
     """``vpmaddwd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F5 /r`` (AVX512BW)"""
-    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2210
+    VEX_VPSADBW_XMM_XMM_XMMM128: Final = 2941
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F.WIG F6 /r`` (AVX)"""
-    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2211
+    VEX_VPSADBW_YMM_YMM_YMMM256: Final = 2942
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F.WIG F6 /r`` (AVX2)"""
-    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2212
+    EVEX_VPSADBW_XMM_XMM_XMMM128: Final = 2943
     """``vpsadbw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2213
+    EVEX_VPSADBW_YMM_YMM_YMMM256: Final = 2944
     """``vpsadbw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.WIG F6 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2214
+    EVEX_VPSADBW_ZMM_ZMM_ZMMM512: Final = 2945
     """``vpsadbw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.WIG F6 /r`` (AVX512BW)"""
-    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2215
+    VEX_VPSHUFB_XMM_XMM_XMMM128: Final = 2946
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 00 /r`` (AVX)"""
-    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2216
+    VEX_VPSHUFB_YMM_YMM_YMMM256: Final = 2947
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 00 /r`` (AVX2)"""
-    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2217
+    EVEX_VPSHUFB_XMM_K1Z_XMM_XMMM128: Final = 2948
     """``vpshufb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2218
+    EVEX_VPSHUFB_YMM_K1Z_YMM_YMMM256: Final = 2949
     """``vpshufb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 00 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2219
+    EVEX_VPSHUFB_ZMM_K1Z_ZMM_ZMMM512: Final = 2950
     """``vpshufb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 00 /r`` (AVX512BW)"""
-    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2220
+    VEX_VPHADDW_XMM_XMM_XMMM128: Final = 2951
     """``vphaddw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 01 /r`` (AVX)"""
-    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2221
+    VEX_VPHADDW_YMM_YMM_YMMM256: Final = 2952
     """``vphaddw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 01 /r`` (AVX2)"""
-    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2222
+    VEX_VPHADDD_XMM_XMM_XMMM128: Final = 2953
     """``vphaddd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 02 /r`` (AVX)"""
-    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2223
+    VEX_VPHADDD_YMM_YMM_YMMM256: Final = 2954
     """``vphaddd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 02 /r`` (AVX2)"""
-    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2224
+    VEX_VPHADDSW_XMM_XMM_XMMM128: Final = 2955
     """``vphaddsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 03 /r`` (AVX)"""
-    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2225
+    VEX_VPHADDSW_YMM_YMM_YMMM256: Final = 2956
     """``vphaddsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 03 /r`` (AVX2)"""
-    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2226
+    VEX_VPMADDUBSW_XMM_XMM_XMMM128: Final = 2957
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 04 /r`` (AVX)"""
-    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2227
+    VEX_VPMADDUBSW_YMM_YMM_YMMM256: Final = 2958
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 04 /r`` (AVX2)"""
-    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2228
+    EVEX_VPMADDUBSW_XMM_K1Z_XMM_XMMM128: Final = 2959
     """``vpmaddubsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2229
+    EVEX_VPMADDUBSW_YMM_K1Z_YMM_YMMM256: Final = 2960
     """``vpmaddubsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 04 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2230
+    EVEX_VPMADDUBSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2961
     """``vpmaddubsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 04 /r`` (AVX512BW)"""
-    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2231
+    VEX_VPHSUBW_XMM_XMM_XMMM128: Final = 2962
     """``vphsubw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 05 /r`` (AVX)"""
-    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2232
+    VEX_VPHSUBW_YMM_YMM_YMMM256: Final = 2963
     """``vphsubw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 05 /r`` (AVX2)"""
-    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2233
+    VEX_VPHSUBD_XMM_XMM_XMMM128: Final = 2964
     """``vphsubd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 06 /r`` (AVX)"""
-    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2234
+    VEX_VPHSUBD_YMM_YMM_YMMM256: Final = 2965
     """``vphsubd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 06 /r`` (AVX2)"""
-    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2235
+    VEX_VPHSUBSW_XMM_XMM_XMMM128: Final = 2966
     """``vphsubsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 07 /r`` (AVX)"""
-    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2236
+    VEX_VPHSUBSW_YMM_YMM_YMMM256: Final = 2967
     """``vphsubsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 07 /r`` (AVX2)"""
-    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2237
+    VEX_VPSIGNB_XMM_XMM_XMMM128: Final = 2968
     """``vpsignb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 08 /r`` (AVX)"""
-    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2238
+    VEX_VPSIGNB_YMM_YMM_YMMM256: Final = 2969
     """``vpsignb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 08 /r`` (AVX2)"""
-    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2239
+    VEX_VPSIGNW_XMM_XMM_XMMM128: Final = 2970
     """``vpsignw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 09 /r`` (AVX)"""
-    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2240
+    VEX_VPSIGNW_YMM_YMM_YMMM256: Final = 2971
     """``vpsignw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 09 /r`` (AVX2)"""
-    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2241
+    VEX_VPSIGND_XMM_XMM_XMMM128: Final = 2972
     """``vpsignd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0A /r`` (AVX)"""
-    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2242
+    VEX_VPSIGND_YMM_YMM_YMMM256: Final = 2973
     """``vpsignd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0A /r`` (AVX2)"""
-    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2243
+    VEX_VPMULHRSW_XMM_XMM_XMMM128: Final = 2974
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 0B /r`` (AVX)"""
-    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2244
+    VEX_VPMULHRSW_YMM_YMM_YMMM256: Final = 2975
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 0B /r`` (AVX2)"""
-    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2245
+    EVEX_VPMULHRSW_XMM_K1Z_XMM_XMMM128: Final = 2976
     """``vpmulhrsw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2246
+    EVEX_VPMULHRSW_YMM_K1Z_YMM_YMMM256: Final = 2977
     """``vpmulhrsw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 0B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2247
+    EVEX_VPMULHRSW_ZMM_K1Z_ZMM_ZMMM512: Final = 2978
     """``vpmulhrsw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 0B /r`` (AVX512BW)"""
-    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2248
+    VEX_VPERMILPS_XMM_XMM_XMMM128: Final = 2979
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2249
+    VEX_VPERMILPS_YMM_YMM_YMMM256: Final = 2980
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0C /r`` (AVX)"""
-    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2250
+    VEX_VPERMILPS_XMM_XMMM128_IMM8: Final = 2981
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 04 /r ib`` (AVX)"""
-    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2251
+    VEX_VPERMILPS_YMM_YMMM256_IMM8: Final = 2982
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 04 /r ib`` (AVX)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2252
+    EVEX_VPERMILPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2983
     """``vpermilps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 0C /r`` (AVX512F)"""
-    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2253
+    EVEX_VPERMILPS_ZMM_K1Z_ZMMM512B32_IMM8: Final = 2984
     """``vpermilps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 04 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2254
+    EVEX_VPERMILPS_XMM_K1Z_XMM_XMMM128B32: Final = 2985
     """``vpermilps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2255
+    EVEX_VPERMILPS_YMM_K1Z_YMM_YMMM256B32: Final = 2986
     """``vpermilps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 0C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2256
+    EVEX_VPERMILPS_XMM_K1Z_XMMM128B32_IMM8: Final = 2987
     """``vpermilps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2257
+    EVEX_VPERMILPS_YMM_K1Z_YMMM256B32_IMM8: Final = 2988
     """``vpermilps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 04 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2258
+    VEX_VPERMILPD_XMM_XMM_XMMM128: Final = 2989
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2259
+    VEX_VPERMILPD_YMM_YMM_YMMM256: Final = 2990
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0D /r`` (AVX)"""
-    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2260
+    VEX_VPERMILPD_XMM_XMMM128_IMM8: Final = 2991
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 05 /r ib`` (AVX)"""
-    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2261
+    VEX_VPERMILPD_YMM_YMMM256_IMM8: Final = 2992
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 05 /r ib`` (AVX)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2262
+    EVEX_VPERMILPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2993
     """``vpermilpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 0D /r`` (AVX512F)"""
-    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2263
+    EVEX_VPERMILPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2994
     """``vpermilpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 05 /r ib`` (AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2264
+    EVEX_VPERMILPD_XMM_K1Z_XMM_XMMM128B64: Final = 2995
     """``vpermilpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2265
+    EVEX_VPERMILPD_YMM_K1Z_YMM_YMMM256B64: Final = 2996
     """``vpermilpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 0D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2266
+    EVEX_VPERMILPD_XMM_K1Z_XMMM128B64_IMM8: Final = 2997
     """``vpermilpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2267
+    EVEX_VPERMILPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2998
     """``vpermilpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 05 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VTESTPS_XMM_XMMM128: Final = 2268
+    VEX_VTESTPS_XMM_XMMM128: Final = 2999
     """``vtestps R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPS_YMM_YMMM256: Final = 2269
+    VEX_VTESTPS_YMM_YMMM256: Final = 3000
     """``vtestps R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0E /r`` (AVX)"""
-    VEX_VTESTPD_XMM_XMMM128: Final = 2270
+    VEX_VTESTPD_XMM_XMMM128: Final = 3001
     """``vtestpd R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VTESTPD_YMM_YMMM256: Final = 2271
+    VEX_VTESTPD_YMM_YMMM256: Final = 3002
     """``vtestpd R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 0F /r`` (AVX)"""
-    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 2272
+    VEX_VPERMPS_YMM_YMM_YMMM256: Final = 3003
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 16 /r`` (AVX2)"""
-    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2273
+    EVEX_VPERMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3004
     """``vpermps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 16 /r`` (AVX512F)"""
-    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 2274
+    EVEX_VPERMPS_YMM_K1Z_YMM_YMMM256B32: Final = 3005
     """``vpermps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 16 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPTEST_XMM_XMMM128: Final = 2275
+    VEX_VPTEST_XMM_XMMM128: Final = 3006
     """``vptest R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VPTEST_YMM_YMMM256: Final = 2276
+    VEX_VPTEST_YMM_YMMM256: Final = 3007
     """``vptest R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 17 /r`` (AVX)"""
-    VEX_VBROADCASTF128_YMM_M128: Final = 2277
+    VEX_VBROADCASTF128_YMM_M128: Final = 3008
     """``vbroadcastf128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 1A /r`` (AVX)"""
-    VEX_VPABSB_XMM_XMMM128: Final = 2278
+    VEX_VPABSB_XMM_XMMM128: Final = 3009
     """``vpabsb W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1C /r`` (AVX)"""
-    VEX_VPABSB_YMM_YMMM256: Final = 2279
+    VEX_VPABSB_YMM_YMMM256: Final = 3010
     """``vpabsb W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1C /r`` (AVX2)"""
-    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 2280
+    EVEX_VPABSB_XMM_K1Z_XMMM128: Final = 3011
     """``vpabsb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 2281
+    EVEX_VPABSB_YMM_K1Z_YMMM256: Final = 3012
     """``vpabsb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 2282
+    EVEX_VPABSB_ZMM_K1Z_ZMMM512: Final = 3013
     """``vpabsb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1C /r`` (AVX512BW)"""
-    VEX_VPABSW_XMM_XMMM128: Final = 2283
+    VEX_VPABSW_XMM_XMMM128: Final = 3014
     """``vpabsw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1D /r`` (AVX)"""
-    VEX_VPABSW_YMM_YMMM256: Final = 2284
+    VEX_VPABSW_YMM_YMMM256: Final = 3015
     """``vpabsw W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1D /r`` (AVX2)"""
-    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 2285
+    EVEX_VPABSW_XMM_K1Z_XMMM128: Final = 3016
     """``vpabsw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 2286
+    EVEX_VPABSW_YMM_K1Z_YMMM256: Final = 3017
     """``vpabsw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 1D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 2287
+    EVEX_VPABSW_ZMM_K1Z_ZMMM512: Final = 3018
     """``vpabsw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 1D /r`` (AVX512BW)"""
-    VEX_VPABSD_XMM_XMMM128: Final = 2288
+    VEX_VPABSD_XMM_XMMM128: Final = 3019
     """``vpabsd W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 1E /r`` (AVX)"""
-    VEX_VPABSD_YMM_YMMM256: Final = 2289
+    VEX_VPABSD_YMM_YMMM256: Final = 3020
     """``vpabsd W:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 1E /r`` (AVX2)"""
-    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 2290
+    EVEX_VPABSD_ZMM_K1Z_ZMMM512B32: Final = 3021
     """``vpabsd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 1E /r`` (AVX512F)"""
-    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 2291
+    EVEX_VPABSD_XMM_K1Z_XMMM128B32: Final = 3022
     """``vpabsd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 2292
+    EVEX_VPABSD_YMM_K1Z_YMMM256B32: Final = 3023
     """``vpabsd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 1E /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 2293
+    VEX_VPMULDQ_XMM_XMM_XMMM128: Final = 3024
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 28 /r`` (AVX)"""
-    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 2294
+    VEX_VPMULDQ_YMM_YMM_YMMM256: Final = 3025
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 28 /r`` (AVX2)"""
-    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2295
+    EVEX_VPMULDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3026
     """``vpmuldq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 28 /r`` (AVX512F)"""
-    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 2296
+    EVEX_VPMULDQ_XMM_K1Z_XMM_XMMM128B64: Final = 3027
     """``vpmuldq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 2297
+    EVEX_VPMULDQ_YMM_K1Z_YMM_YMMM256B64: Final = 3028
     """``vpmuldq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 28 /r`` (AVX512VL+AVX512F)"""
-    VEX_VMOVNTDQA_XMM_M128: Final = 2298
+    VEX_VMOVNTDQA_XMM_M128: Final = 3029
     """``vmovntdqa W:xmm, R:m128`` ``VEX.128.66.0F38.WIG 2A /r`` (AVX)"""
-    VEX_VMOVNTDQA_YMM_M256: Final = 2299
+    VEX_VMOVNTDQA_YMM_M256: Final = 3030
     """``vmovntdqa W:ymm, R:m256`` ``VEX.256.66.0F38.WIG 2A /r`` (AVX2)"""
-    EVEX_VMOVNTDQA_ZMM_M512: Final = 2300
+    EVEX_VMOVNTDQA_ZMM_M512: Final = 3031
     """``vmovntdqa W:zmm, R:m512`` ``EVEX.512.66.0F38.W0 2A /r`` (AVX512F)"""
-    EVEX_VMOVNTDQA_XMM_M128: Final = 2301
+    EVEX_VMOVNTDQA_XMM_M128: Final = 3032
     """``vmovntdqa W:xmm, R:m128`` ``EVEX.128.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVNTDQA_YMM_M256: Final = 2302
+    EVEX_VMOVNTDQA_YMM_M256: Final = 3033
     """``vmovntdqa W:ymm, R:m256`` ``EVEX.256.66.0F38.W0 2A /r`` (AVX512VL+AVX512F)"""
-    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 2303
+    VEX_VPACKUSDW_XMM_XMM_XMMM128: Final = 3034
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 2B /r`` (AVX)"""
-    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 2304
+    VEX_VPACKUSDW_YMM_YMM_YMMM256: Final = 3035
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 2B /r`` (AVX2)"""
-    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 2305
+    EVEX_VPACKUSDW_XMM_K1Z_XMM_XMMM128B32: Final = 3036
     """``vpackusdw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 2306
+    EVEX_VPACKUSDW_YMM_K1Z_YMM_YMMM256B32: Final = 3037
     """``vpackusdw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2B /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2307
+    EVEX_VPACKUSDW_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3038
     """``vpackusdw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2B /r`` (AVX512BW)"""
-    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 2308
+    VEX_VMASKMOVPS_XMM_XMM_M128: Final = 3039
     """``vmaskmovps W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 2309
+    VEX_VMASKMOVPS_YMM_YMM_M256: Final = 3040
     """``vmaskmovps W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2C /r`` (AVX)"""
-    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 2310
+    VEX_VMASKMOVPS_M128_XMM_XMM: Final = 3041
     """``vmaskmovps W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 2311
+    VEX_VMASKMOVPS_M256_YMM_YMM: Final = 3042
     """``vmaskmovps W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2E /r`` (AVX)"""
-    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 2312
+    VEX_VMASKMOVPD_XMM_XMM_M128: Final = 3043
     """``vmaskmovpd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 2313
+    VEX_VMASKMOVPD_YMM_YMM_M256: Final = 3044
     """``vmaskmovpd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 2D /r`` (AVX)"""
-    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 2314
+    VEX_VMASKMOVPD_M128_XMM_XMM: Final = 3045
     """``vmaskmovpd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 2315
+    VEX_VMASKMOVPD_M256_YMM_YMM: Final = 3046
     """``vmaskmovpd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 2F /r`` (AVX)"""
-    VEX_VPERMD_YMM_YMM_YMMM256: Final = 2316
+    VEX_VPERMD_YMM_YMM_YMMM256: Final = 3047
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 36 /r`` (AVX2)"""
-    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2317
+    EVEX_VPERMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3048
     """``vpermd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 36 /r`` (AVX512F)"""
-    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 2318
+    EVEX_VPERMD_YMM_K1Z_YMM_YMMM256B32: Final = 3049
     """``vpermd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 36 /r`` (AVX512VL+AVX512F)"""
-    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 2319
+    VEX_VPMINSB_XMM_XMM_XMMM128: Final = 3050
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 38 /r`` (AVX)"""
-    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 2320
+    VEX_VPMINSB_YMM_YMM_YMMM256: Final = 3051
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 38 /r`` (AVX2)"""
-    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 2321
+    EVEX_VPMINSB_XMM_K1Z_XMM_XMMM128: Final = 3052
     """``vpminsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 2322
+    EVEX_VPMINSB_YMM_K1Z_YMM_YMMM256: Final = 3053
     """``vpminsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 38 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2323
+    EVEX_VPMINSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3054
     """``vpminsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 38 /r`` (AVX512BW)"""
-    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 2324
+    VEX_VPMINUW_XMM_XMM_XMMM128: Final = 3055
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3A /r`` (AVX)"""
-    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 2325
+    VEX_VPMINUW_YMM_YMM_YMMM256: Final = 3056
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3A /r`` (AVX2)"""
-    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 2326
+    EVEX_VPMINUW_XMM_K1Z_XMM_XMMM128: Final = 3057
     """``vpminuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 2327
+    EVEX_VPMINUW_YMM_K1Z_YMM_YMMM256: Final = 3058
     """``vpminuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3A /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2328
+    EVEX_VPMINUW_ZMM_K1Z_ZMM_ZMMM512: Final = 3059
     """``vpminuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3A /r`` (AVX512BW)"""
-    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 2329
+    VEX_VPMAXSB_XMM_XMM_XMMM128: Final = 3060
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3C /r`` (AVX)"""
-    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 2330
+    VEX_VPMAXSB_YMM_YMM_YMMM256: Final = 3061
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3C /r`` (AVX2)"""
-    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 2331
+    EVEX_VPMAXSB_XMM_K1Z_XMM_XMMM128: Final = 3062
     """``vpmaxsb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 2332
+    EVEX_VPMAXSB_YMM_K1Z_YMM_YMMM256: Final = 3063
     """``vpmaxsb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3C /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 2333
+    EVEX_VPMAXSB_ZMM_K1Z_ZMM_ZMMM512: Final = 3064
     """``vpmaxsb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3C /r`` (AVX512BW)"""
-    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 2334
+    VEX_VPMAXUW_XMM_XMM_XMMM128: Final = 3065
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 3E /r`` (AVX)"""
-    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 2335
+    VEX_VPMAXUW_YMM_YMM_YMMM256: Final = 3066
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG 3E /r`` (AVX2)"""
-    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 2336
+    EVEX_VPMAXUW_XMM_K1Z_XMM_XMMM128: Final = 3067
     """``vpmaxuw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 2337
+    EVEX_VPMAXUW_YMM_K1Z_YMM_YMMM256: Final = 3068
     """``vpmaxuw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG 3E /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 2338
+    EVEX_VPMAXUW_ZMM_K1Z_ZMM_ZMMM512: Final = 3069
     """``vpmaxuw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG 3E /r`` (AVX512BW)"""
-    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 2339
+    VEX_VPHMINPOSUW_XMM_XMMM128: Final = 3070
     """``vphminposuw W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG 41 /r`` (AVX)"""
-    VEX_VBROADCASTI128_YMM_M128: Final = 2340
+    VEX_VBROADCASTI128_YMM_M128: Final = 3071
     """``vbroadcasti128 W:ymm, R:m128`` ``VEX.256.66.0F38.W0 5A /r`` (AVX2)"""
-    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 2341
+    VEX_VPMASKMOVD_XMM_XMM_M128: Final = 3072
     """``vpmaskmovd W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 2342
+    VEX_VPMASKMOVD_YMM_YMM_M256: Final = 3073
     """``vpmaskmovd W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W0 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 2343
+    VEX_VPMASKMOVD_M128_XMM_XMM: Final = 3074
     """``vpmaskmovd W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 2344
+    VEX_VPMASKMOVD_M256_YMM_YMM: Final = 3075
     """``vpmaskmovd W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W0 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 2345
+    VEX_VPMASKMOVQ_XMM_XMM_M128: Final = 3076
     """``vpmaskmovq W:xmm, R:xmm, R:m128`` ``VEX.128.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 2346
+    VEX_VPMASKMOVQ_YMM_YMM_M256: Final = 3077
     """``vpmaskmovq W:ymm, R:ymm, R:m256`` ``VEX.256.66.0F38.W1 8C /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 2347
+    VEX_VPMASKMOVQ_M128_XMM_XMM: Final = 3078
     """``vpmaskmovq W:m128, R:xmm, R:xmm`` ``VEX.128.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 2348
+    VEX_VPMASKMOVQ_M256_YMM_YMM: Final = 3079
     """``vpmaskmovq W:m256, R:ymm, R:ymm`` ``VEX.256.66.0F38.W1 8E /r`` (AVX2)"""
-    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 2349
+    VEX_VPERMQ_YMM_YMMM256_IMM8: Final = 3080
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 00 /r ib`` (AVX2)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2350
+    EVEX_VPERMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3081
     """``vpermq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 36 /r`` (AVX512F)"""
-    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2351
+    EVEX_VPERMQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3082
     """``vpermq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 00 /r ib`` (AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 2352
+    EVEX_VPERMQ_YMM_K1Z_YMM_YMMM256B64: Final = 3083
     """``vpermq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 36 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 2353
+    EVEX_VPERMQ_YMM_K1Z_YMMM256B64_IMM8: Final = 3084
     """``vpermq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 00 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 2354
+    VEX_VPERMPD_YMM_YMMM256_IMM8: Final = 3085
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 01 /r ib`` (AVX2)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2355
+    EVEX_VPERMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3086
     """``vpermpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 16 /r`` (AVX512F)"""
-    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 2356
+    EVEX_VPERMPD_ZMM_K1Z_ZMMM512B64_IMM8: Final = 3087
     """``vpermpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 01 /r ib`` (AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 2357
+    EVEX_VPERMPD_YMM_K1Z_YMM_YMMM256B64: Final = 3088
     """``vpermpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 16 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 2358
+    EVEX_VPERMPD_YMM_K1Z_YMMM256B64_IMM8: Final = 3089
     """``vpermpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 01 /r ib`` (AVX512VL+AVX512F)"""
-    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 2359
+    VEX_VPBLENDD_XMM_XMM_XMMM128_IMM8: Final = 3090
     """``vpblendd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 2360
+    VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8: Final = 3091
     """``vpblendd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 02 /r ib`` (AVX2)"""
-    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 2361
+    VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8: Final = 3092
     """``vperm2f128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 06 /r ib`` (AVX)"""
-    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 2362
+    VEX_VBLENDPS_XMM_XMM_XMMM128_IMM8: Final = 3093
     """``vblendps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 2363
+    VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8: Final = 3094
     """``vblendps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0C /r ib`` (AVX)"""
-    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 2364
+    VEX_VBLENDPD_XMM_XMM_XMMM128_IMM8: Final = 3095
     """``vblendpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 2365
+    VEX_VBLENDPD_YMM_YMM_YMMM256_IMM8: Final = 3096
     """``vblendpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0D /r ib`` (AVX)"""
-    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 2366
+    VEX_VPBLENDW_XMM_XMM_XMMM128_IMM8: Final = 3097
     """``vpblendw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0E /r ib`` (AVX)"""
-    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 2367
+    VEX_VPBLENDW_YMM_YMM_YMMM256_IMM8: Final = 3098
     """``vpblendw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0E /r ib`` (AVX2)"""
-    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 2368
+    VEX_VPALIGNR_XMM_XMM_XMMM128_IMM8: Final = 3099
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 0F /r ib`` (AVX)"""
-    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 2369
+    VEX_VPALIGNR_YMM_YMM_YMMM256_IMM8: Final = 3100
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 0F /r ib`` (AVX2)"""
-    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2370
+    EVEX_VPALIGNR_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3101
     """``vpalignr W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2371
+    EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3102
     """``vpalignr W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 0F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2372
+    EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3103
     """``vpalignr W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 0F /r ib`` (AVX512BW)"""
-    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2373
+    VEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 3104
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W0 17 /r ib`` (AVX)"""
-    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2374
+    VEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 3105
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``VEX.128.66.0F3A.W1 17 /r ib`` (AVX)"""
-    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 2375
+    EVEX_VEXTRACTPS_RM32_XMM_IMM8: Final = 3106
     """``vextractps W:r32/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W0 17 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 2376
+    EVEX_VEXTRACTPS_R64M32_XMM_IMM8: Final = 3107
     """``vextractps W:r64/m32, R:xmm, R:imm8`` ``EVEX.128.66.0F3A.W1 17 /r ib`` (AVX512F)"""
-    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 2377
+    VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8: Final = 3108
     """``vinsertf128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 18 /r ib`` (AVX)"""
-    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 2378
+    VEX_VEXTRACTF128_XMMM128_YMM_IMM8: Final = 3109
     """``vextractf128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 19 /r ib`` (AVX)"""
-    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 2379
+    VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8: Final = 3110
     """``vinserti128 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``VEX.256.66.0F3A.W0 38 /r ib`` (AVX2)"""
-    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 2380
+    VEX_VEXTRACTI128_XMMM128_YMM_IMM8: Final = 3111
     """``vextracti128 W:xmm/m128, R:ymm, R:imm8`` ``VEX.256.66.0F3A.W0 39 /r ib`` (AVX2)"""
-    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 2381
+    VEX_VDPPS_XMM_XMM_XMMM128_IMM8: Final = 3112
     """``vdpps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 2382
+    VEX_VDPPS_YMM_YMM_YMMM256_IMM8: Final = 3113
     """``vdpps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 40 /r ib`` (AVX)"""
-    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 2383
+    VEX_VDPPD_XMM_XMM_XMMM128_IMM8: Final = 3114
     """``vdppd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 41 /r ib`` (AVX)"""
-    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 2384
+    VEX_VMPSADBW_XMM_XMM_XMMM128_IMM8: Final = 3115
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 42 /r ib`` (AVX)"""
-    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 2385
+    VEX_VMPSADBW_YMM_YMM_YMMM256_IMM8: Final = 3116
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 42 /r ib`` (AVX2)"""
-    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 2386
+    EVEX_VMPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3117
     """``vmpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 2387
+    EVEX_VMPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3118
     """``vmpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 2388
+    EVEX_VMPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3119
     """``vmpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F3.0F3A.W0 42 /r ib`` (AVX10_2)"""
-    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 2389
+    VEX_VPERM2I128_YMM_YMM_YMMM256_IMM8: Final = 3120
     """``vperm2i128 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W0 46 /r ib`` (AVX2)"""
-    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 2390
+    VEX_VPCMPESTRM_XMM_XMMM128_IMM8: Final = 3121
     """``vpcmpestrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 2391
+    VEX_VPCMPESTRM64_XMM_XMMM128_IMM8: Final = 3122
     """``vpcmpestrm64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 60 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 2392
+    VEX_VPCMPESTRI_XMM_XMMM128_IMM8: Final = 3123
     """``vpcmpestri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 61 /r ib`` (AVX)"""
-    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 2393
+    VEX_VPCMPESTRI64_XMM_XMMM128_IMM8: Final = 3124
     """``vpcmpestri64 R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 61 /r ib`` (AVX)"""
-    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 2394
+    VEX_VPCMPISTRM_XMM_XMMM128_IMM8: Final = 3125
     """``vpcmpistrm R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 62 /r ib`` (AVX)"""
-    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 2395
+    VEX_VPCMPISTRI_XMM_XMMM128_IMM8: Final = 3126
     """``vpcmpistri R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 63 /r ib`` (AVX)"""
-    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 2396
+    VEX_VFMADDSUB132PS_XMM_XMM_XMMM128: Final = 3127
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 2397
+    VEX_VFMADDSUB132PS_YMM_YMM_YMMM256: Final = 3128
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2398
+    EVEX_VFMADDSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3129
     """``vfmaddsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2399
+    EVEX_VFMADDSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3130
     """``vfmaddsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2400
+    EVEX_VFMADDSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3131
     """``vfmaddsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 2401
+    VEX_VFMADDSUB132PD_XMM_XMM_XMMM128: Final = 3132
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 96 /r`` (FMA)"""
-    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 2402
+    VEX_VFMADDSUB132PD_YMM_YMM_YMMM256: Final = 3133
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 96 /r`` (FMA)"""
-    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2403
+    EVEX_VFMADDSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3134
     """``vfmaddsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 96 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2404
+    EVEX_VFMADDSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3135
     """``vfmaddsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2405
+    EVEX_VFMADDSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3136
     """``vfmaddsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 96 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 2406
+    VEX_VFMSUBADD132PS_XMM_XMM_XMMM128: Final = 3137
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 2407
+    VEX_VFMSUBADD132PS_YMM_YMM_YMMM256: Final = 3138
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2408
+    EVEX_VFMSUBADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3139
     """``vfmsubadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2409
+    EVEX_VFMSUBADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3140
     """``vfmsubadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2410
+    EVEX_VFMSUBADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3141
     """``vfmsubadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 2411
+    VEX_VFMSUBADD132PD_XMM_XMM_XMMM128: Final = 3142
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 97 /r`` (FMA)"""
-    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 2412
+    VEX_VFMSUBADD132PD_YMM_YMM_YMMM256: Final = 3143
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 97 /r`` (FMA)"""
-    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2413
+    EVEX_VFMSUBADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3144
     """``vfmsubadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 97 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2414
+    EVEX_VFMSUBADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3145
     """``vfmsubadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2415
+    EVEX_VFMSUBADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3146
     """``vfmsubadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 97 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 2416
+    VEX_VFMADD132PS_XMM_XMM_XMMM128: Final = 3147
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 98 /r`` (FMA)"""
-    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 2417
+    VEX_VFMADD132PS_YMM_YMM_YMMM256: Final = 3148
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 98 /r`` (FMA)"""
-    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2418
+    EVEX_VFMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3149
     """``vfmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2419
+    EVEX_VFMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3150
     """``vfmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2420
+    EVEX_VFMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3151
     """``vfmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 2421
+    VEX_VFMADD132PD_XMM_XMM_XMMM128: Final = 3152
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 98 /r`` (FMA)"""
-    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 2422
+    VEX_VFMADD132PD_YMM_YMM_YMMM256: Final = 3153
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 98 /r`` (FMA)"""
-    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2423
+    EVEX_VFMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3154
     """``vfmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 98 /r`` (AVX512F)"""
-    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2424
+    EVEX_VFMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3155
     """``vfmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2425
+    EVEX_VFMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3156
     """``vfmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 98 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 2426
+    VEX_VFMADD132SS_XMM_XMM_XMMM32: Final = 3157
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 99 /r`` (FMA)"""
-    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2427
+    EVEX_VFMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3158
     """``vfmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 99 /r`` (AVX512F)"""
-    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 2428
+    VEX_VFMADD132SD_XMM_XMM_XMMM64: Final = 3159
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 99 /r`` (FMA)"""
-    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2429
+    EVEX_VFMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3160
     """``vfmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 99 /r`` (AVX512F)"""
-    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 2430
+    VEX_VFMSUB132PS_XMM_XMM_XMMM128: Final = 3161
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9A /r`` (FMA)"""
-    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 2431
+    VEX_VFMSUB132PS_YMM_YMM_YMMM256: Final = 3162
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2432
+    EVEX_VFMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3163
     """``vfmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2433
+    EVEX_VFMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3164
     """``vfmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2434
+    EVEX_VFMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3165
     """``vfmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 2435
+    VEX_VFMSUB132PD_XMM_XMM_XMMM128: Final = 3166
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9A /r`` (FMA)"""
-    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 2436
+    VEX_VFMSUB132PD_YMM_YMM_YMMM256: Final = 3167
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9A /r`` (FMA)"""
-    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2437
+    EVEX_VFMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3168
     """``vfmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9A /r`` (AVX512F)"""
-    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2438
+    EVEX_VFMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3169
     """``vfmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2439
+    EVEX_VFMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3170
     """``vfmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9A /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 2440
+    VEX_VFMSUB132SS_XMM_XMM_XMMM32: Final = 3171
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2441
+    EVEX_VFMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3172
     """``vfmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9B /r`` (AVX512F)"""
-    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 2442
+    VEX_VFMSUB132SD_XMM_XMM_XMMM64: Final = 3173
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9B /r`` (FMA)"""
-    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2443
+    EVEX_VFMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3174
     """``vfmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9B /r`` (AVX512F)"""
-    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 2444
+    VEX_VFNMADD132PS_XMM_XMM_XMMM128: Final = 3175
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9C /r`` (FMA)"""
-    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 2445
+    VEX_VFNMADD132PS_YMM_YMM_YMMM256: Final = 3176
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2446
+    EVEX_VFNMADD132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3177
     """``vfnmadd132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2447
+    EVEX_VFNMADD132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3178
     """``vfnmadd132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2448
+    EVEX_VFNMADD132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3179
     """``vfnmadd132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 2449
+    VEX_VFNMADD132PD_XMM_XMM_XMMM128: Final = 3180
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9C /r`` (FMA)"""
-    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 2450
+    VEX_VFNMADD132PD_YMM_YMM_YMMM256: Final = 3181
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9C /r`` (FMA)"""
-    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2451
+    EVEX_VFNMADD132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3182
     """``vfnmadd132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9C /r`` (AVX512F)"""
-    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2452
+    EVEX_VFNMADD132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3183
     """``vfnmadd132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2453
+    EVEX_VFNMADD132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3184
     """``vfnmadd132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9C /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 2454
+    VEX_VFNMADD132SS_XMM_XMM_XMMM32: Final = 3185
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2455
+    EVEX_VFNMADD132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3186
     """``vfnmadd132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9D /r`` (AVX512F)"""
-    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 2456
+    VEX_VFNMADD132SD_XMM_XMM_XMMM64: Final = 3187
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9D /r`` (FMA)"""
-    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2457
+    EVEX_VFNMADD132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3188
     """``vfnmadd132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9D /r`` (AVX512F)"""
-    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 2458
+    VEX_VFNMSUB132PS_XMM_XMM_XMMM128: Final = 3189
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 2459
+    VEX_VFNMSUB132PS_YMM_YMM_YMMM256: Final = 3190
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2460
+    EVEX_VFNMSUB132PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3191
     """``vfnmsub132ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 2461
+    EVEX_VFNMSUB132PS_XMM_K1Z_XMM_XMMM128B32: Final = 3192
     """``vfnmsub132ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 2462
+    EVEX_VFNMSUB132PS_YMM_K1Z_YMM_YMMM256B32: Final = 3193
     """``vfnmsub132ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 2463
+    VEX_VFNMSUB132PD_XMM_XMM_XMMM128: Final = 3194
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 9E /r`` (FMA)"""
-    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 2464
+    VEX_VFNMSUB132PD_YMM_YMM_YMMM256: Final = 3195
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 9E /r`` (FMA)"""
-    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2465
+    EVEX_VFNMSUB132PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3196
     """``vfnmsub132pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 9E /r`` (AVX512F)"""
-    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 2466
+    EVEX_VFNMSUB132PD_XMM_K1Z_XMM_XMMM128B64: Final = 3197
     """``vfnmsub132pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 2467
+    EVEX_VFNMSUB132PD_YMM_K1Z_YMM_YMMM256B64: Final = 3198
     """``vfnmsub132pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 9E /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 2468
+    VEX_VFNMSUB132SS_XMM_XMM_XMMM32: Final = 3199
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2469
+    EVEX_VFNMSUB132SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3200
     """``vfnmsub132ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 9F /r`` (AVX512F)"""
-    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 2470
+    VEX_VFNMSUB132SD_XMM_XMM_XMMM64: Final = 3201
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 9F /r`` (FMA)"""
-    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2471
+    EVEX_VFNMSUB132SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3202
     """``vfnmsub132sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 9F /r`` (AVX512F)"""
-    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 2472
+    VEX_VFMADDSUB213PS_XMM_XMM_XMMM128: Final = 3203
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 2473
+    VEX_VFMADDSUB213PS_YMM_YMM_YMMM256: Final = 3204
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2474
+    EVEX_VFMADDSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3205
     """``vfmaddsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2475
+    EVEX_VFMADDSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3206
     """``vfmaddsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2476
+    EVEX_VFMADDSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3207
     """``vfmaddsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 2477
+    VEX_VFMADDSUB213PD_XMM_XMM_XMMM128: Final = 3208
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A6 /r`` (FMA)"""
-    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 2478
+    VEX_VFMADDSUB213PD_YMM_YMM_YMMM256: Final = 3209
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A6 /r`` (FMA)"""
-    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2479
+    EVEX_VFMADDSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3210
     """``vfmaddsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2480
+    EVEX_VFMADDSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3211
     """``vfmaddsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2481
+    EVEX_VFMADDSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3212
     """``vfmaddsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 2482
+    VEX_VFMSUBADD213PS_XMM_XMM_XMMM128: Final = 3213
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 2483
+    VEX_VFMSUBADD213PS_YMM_YMM_YMMM256: Final = 3214
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2484
+    EVEX_VFMSUBADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3215
     """``vfmsubadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2485
+    EVEX_VFMSUBADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3216
     """``vfmsubadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2486
+    EVEX_VFMSUBADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3217
     """``vfmsubadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 2487
+    VEX_VFMSUBADD213PD_XMM_XMM_XMMM128: Final = 3218
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 A7 /r`` (FMA)"""
-    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 2488
+    VEX_VFMSUBADD213PD_YMM_YMM_YMMM256: Final = 3219
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 A7 /r`` (FMA)"""
-    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2489
+    EVEX_VFMSUBADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3220
     """``vfmsubadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 A7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2490
+    EVEX_VFMSUBADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3221
     """``vfmsubadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2491
+    EVEX_VFMSUBADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3222
     """``vfmsubadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 A7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 2492
+    VEX_VFMSUB213PS_XMM_XMM_XMMM128: Final = 3223
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AA /r`` (FMA)"""
-    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 2493
+    VEX_VFMSUB213PS_YMM_YMM_YMMM256: Final = 3224
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2494
+    EVEX_VFMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3225
     """``vfmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2495
+    EVEX_VFMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3226
     """``vfmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2496
+    EVEX_VFMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3227
     """``vfmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 2497
+    VEX_VFMSUB213PD_XMM_XMM_XMMM128: Final = 3228
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AA /r`` (FMA)"""
-    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 2498
+    VEX_VFMSUB213PD_YMM_YMM_YMMM256: Final = 3229
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AA /r`` (FMA)"""
-    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2499
+    EVEX_VFMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3230
     """``vfmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AA /r`` (AVX512F)"""
-    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2500
+    EVEX_VFMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3231
     """``vfmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2501
+    EVEX_VFMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3232
     """``vfmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 2502
+    VEX_VFMSUB213SS_XMM_XMM_XMMM32: Final = 3233
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2503
+    EVEX_VFMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3234
     """``vfmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AB /r`` (AVX512F)"""
-    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 2504
+    VEX_VFMSUB213SD_XMM_XMM_XMMM64: Final = 3235
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AB /r`` (FMA)"""
-    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2505
+    EVEX_VFMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3236
     """``vfmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AB /r`` (AVX512F)"""
-    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 2506
+    VEX_VFNMADD213PS_XMM_XMM_XMMM128: Final = 3237
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AC /r`` (FMA)"""
-    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 2507
+    VEX_VFNMADD213PS_YMM_YMM_YMMM256: Final = 3238
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2508
+    EVEX_VFNMADD213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3239
     """``vfnmadd213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2509
+    EVEX_VFNMADD213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3240
     """``vfnmadd213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2510
+    EVEX_VFNMADD213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3241
     """``vfnmadd213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 2511
+    VEX_VFNMADD213PD_XMM_XMM_XMMM128: Final = 3242
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AC /r`` (FMA)"""
-    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 2512
+    VEX_VFNMADD213PD_YMM_YMM_YMMM256: Final = 3243
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AC /r`` (FMA)"""
-    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2513
+    EVEX_VFNMADD213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3244
     """``vfnmadd213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AC /r`` (AVX512F)"""
-    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2514
+    EVEX_VFNMADD213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3245
     """``vfnmadd213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2515
+    EVEX_VFNMADD213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3246
     """``vfnmadd213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 2516
+    VEX_VFNMADD213SS_XMM_XMM_XMMM32: Final = 3247
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2517
+    EVEX_VFNMADD213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3248
     """``vfnmadd213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AD /r`` (AVX512F)"""
-    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 2518
+    VEX_VFNMADD213SD_XMM_XMM_XMMM64: Final = 3249
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AD /r`` (FMA)"""
-    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2519
+    EVEX_VFNMADD213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3250
     """``vfnmadd213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AD /r`` (AVX512F)"""
-    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 2520
+    VEX_VFNMSUB213PS_XMM_XMM_XMMM128: Final = 3251
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 2521
+    VEX_VFNMSUB213PS_YMM_YMM_YMMM256: Final = 3252
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2522
+    EVEX_VFNMSUB213PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3253
     """``vfnmsub213ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 2523
+    EVEX_VFNMSUB213PS_XMM_K1Z_XMM_XMMM128B32: Final = 3254
     """``vfnmsub213ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 2524
+    EVEX_VFNMSUB213PS_YMM_K1Z_YMM_YMMM256B32: Final = 3255
     """``vfnmsub213ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 2525
+    VEX_VFNMSUB213PD_XMM_XMM_XMMM128: Final = 3256
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 AE /r`` (FMA)"""
-    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 2526
+    VEX_VFNMSUB213PD_YMM_YMM_YMMM256: Final = 3257
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 AE /r`` (FMA)"""
-    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2527
+    EVEX_VFNMSUB213PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3258
     """``vfnmsub213pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 AE /r`` (AVX512F)"""
-    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 2528
+    EVEX_VFNMSUB213PD_XMM_K1Z_XMM_XMMM128B64: Final = 3259
     """``vfnmsub213pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 2529
+    EVEX_VFNMSUB213PD_YMM_K1Z_YMM_YMMM256B64: Final = 3260
     """``vfnmsub213pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 AE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 2530
+    VEX_VFNMSUB213SS_XMM_XMM_XMMM32: Final = 3261
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2531
+    EVEX_VFNMSUB213SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3262
     """``vfnmsub213ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 AF /r`` (AVX512F)"""
-    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 2532
+    VEX_VFNMSUB213SD_XMM_XMM_XMMM64: Final = 3263
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 AF /r`` (FMA)"""
-    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2533
+    EVEX_VFNMSUB213SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3264
     """``vfnmsub213sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 AF /r`` (AVX512F)"""
-    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 2534
+    VEX_VFMADDSUB231PS_XMM_XMM_XMMM128: Final = 3265
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 2535
+    VEX_VFMADDSUB231PS_YMM_YMM_YMMM256: Final = 3266
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2536
+    EVEX_VFMADDSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3267
     """``vfmaddsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2537
+    EVEX_VFMADDSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3268
     """``vfmaddsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2538
+    EVEX_VFMADDSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3269
     """``vfmaddsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 2539
+    VEX_VFMADDSUB231PD_XMM_XMM_XMMM128: Final = 3270
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B6 /r`` (FMA)"""
-    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 2540
+    VEX_VFMADDSUB231PD_YMM_YMM_YMMM256: Final = 3271
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B6 /r`` (FMA)"""
-    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2541
+    EVEX_VFMADDSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3272
     """``vfmaddsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B6 /r`` (AVX512F)"""
-    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2542
+    EVEX_VFMADDSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3273
     """``vfmaddsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2543
+    EVEX_VFMADDSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3274
     """``vfmaddsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B6 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 2544
+    VEX_VFMSUBADD231PS_XMM_XMM_XMMM128: Final = 3275
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 2545
+    VEX_VFMSUBADD231PS_YMM_YMM_YMMM256: Final = 3276
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2546
+    EVEX_VFMSUBADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3277
     """``vfmsubadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2547
+    EVEX_VFMSUBADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3278
     """``vfmsubadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2548
+    EVEX_VFMSUBADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3279
     """``vfmsubadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 2549
+    VEX_VFMSUBADD231PD_XMM_XMM_XMMM128: Final = 3280
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B7 /r`` (FMA)"""
-    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 2550
+    VEX_VFMSUBADD231PD_YMM_YMM_YMMM256: Final = 3281
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B7 /r`` (FMA)"""
-    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2551
+    EVEX_VFMSUBADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3282
     """``vfmsubadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B7 /r`` (AVX512F)"""
-    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2552
+    EVEX_VFMSUBADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3283
     """``vfmsubadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2553
+    EVEX_VFMSUBADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3284
     """``vfmsubadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B7 /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 2554
+    VEX_VFMSUB231PS_XMM_XMM_XMMM128: Final = 3285
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BA /r`` (FMA)"""
-    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 2555
+    VEX_VFMSUB231PS_YMM_YMM_YMMM256: Final = 3286
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2556
+    EVEX_VFMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3287
     """``vfmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2557
+    EVEX_VFMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3288
     """``vfmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2558
+    EVEX_VFMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3289
     """``vfmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 2559
+    VEX_VFMSUB231PD_XMM_XMM_XMMM128: Final = 3290
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BA /r`` (FMA)"""
-    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 2560
+    VEX_VFMSUB231PD_YMM_YMM_YMMM256: Final = 3291
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BA /r`` (FMA)"""
-    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2561
+    EVEX_VFMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3292
     """``vfmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BA /r`` (AVX512F)"""
-    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2562
+    EVEX_VFMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3293
     """``vfmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2563
+    EVEX_VFMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3294
     """``vfmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BA /r`` (AVX512VL+AVX512F)"""
-    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 2564
+    VEX_VFMSUB231SS_XMM_XMM_XMMM32: Final = 3295
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2565
+    EVEX_VFMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3296
     """``vfmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BB /r`` (AVX512F)"""
-    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 2566
+    VEX_VFMSUB231SD_XMM_XMM_XMMM64: Final = 3297
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BB /r`` (FMA)"""
-    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2567
+    EVEX_VFMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3298
     """``vfmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BB /r`` (AVX512F)"""
-    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 2568
+    VEX_VFNMADD231PS_XMM_XMM_XMMM128: Final = 3299
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BC /r`` (FMA)"""
-    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 2569
+    VEX_VFNMADD231PS_YMM_YMM_YMMM256: Final = 3300
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2570
+    EVEX_VFNMADD231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3301
     """``vfnmadd231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2571
+    EVEX_VFNMADD231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3302
     """``vfnmadd231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2572
+    EVEX_VFNMADD231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3303
     """``vfnmadd231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 2573
+    VEX_VFNMADD231PD_XMM_XMM_XMMM128: Final = 3304
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BC /r`` (FMA)"""
-    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 2574
+    VEX_VFNMADD231PD_YMM_YMM_YMMM256: Final = 3305
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BC /r`` (FMA)"""
-    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2575
+    EVEX_VFNMADD231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3306
     """``vfnmadd231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BC /r`` (AVX512F)"""
-    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2576
+    EVEX_VFNMADD231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3307
     """``vfnmadd231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2577
+    EVEX_VFNMADD231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3308
     """``vfnmadd231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BC /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 2578
+    VEX_VFNMADD231SS_XMM_XMM_XMMM32: Final = 3309
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2579
+    EVEX_VFNMADD231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3310
     """``vfnmadd231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BD /r`` (AVX512F)"""
-    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 2580
+    VEX_VFNMADD231SD_XMM_XMM_XMMM64: Final = 3311
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BD /r`` (FMA)"""
-    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2581
+    EVEX_VFNMADD231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3312
     """``vfnmadd231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BD /r`` (AVX512F)"""
-    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 2582
+    VEX_VFNMSUB231PS_XMM_XMM_XMMM128: Final = 3313
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 2583
+    VEX_VFNMSUB231PS_YMM_YMM_YMMM256: Final = 3314
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 2584
+    EVEX_VFNMSUB231PS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3315
     """``vfnmsub231ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 2585
+    EVEX_VFNMSUB231PS_XMM_K1Z_XMM_XMMM128B32: Final = 3316
     """``vfnmsub231ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 2586
+    EVEX_VFNMSUB231PS_YMM_K1Z_YMM_YMMM256B32: Final = 3317
     """``vfnmsub231ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 2587
+    VEX_VFNMSUB231PD_XMM_XMM_XMMM128: Final = 3318
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 BE /r`` (FMA)"""
-    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 2588
+    VEX_VFNMSUB231PD_YMM_YMM_YMMM256: Final = 3319
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 BE /r`` (FMA)"""
-    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 2589
+    EVEX_VFNMSUB231PD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 3320
     """``vfnmsub231pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 BE /r`` (AVX512F)"""
-    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 2590
+    EVEX_VFNMSUB231PD_XMM_K1Z_XMM_XMMM128B64: Final = 3321
     """``vfnmsub231pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 2591
+    EVEX_VFNMSUB231PD_YMM_K1Z_YMM_YMMM256B64: Final = 3322
     """``vfnmsub231pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 BE /r`` (AVX512VL+AVX512F)"""
-    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 2592
+    VEX_VFNMSUB231SS_XMM_XMM_XMMM32: Final = 3323
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F38.W0 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 2593
+    EVEX_VFNMSUB231SS_XMM_K1Z_XMM_XMMM32_ER: Final = 3324
     """``vfnmsub231ss RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 BF /r`` (AVX512F)"""
-    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 2594
+    VEX_VFNMSUB231SD_XMM_XMM_XMMM64: Final = 3325
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F38.W1 BF /r`` (FMA)"""
-    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 2595
+    EVEX_VFNMSUB231SD_XMM_K1Z_XMM_XMMM64_ER: Final = 3326
     """``vfnmsub231sd RW:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 BF /r`` (AVX512F)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 2596
+    VEX_VFMADDSUBPS_XMM_XMM_XMMM128_XMM: Final = 3327
     """``vfmaddsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 2597
+    VEX_VFMADDSUBPS_YMM_YMM_YMMM256_YMM: Final = 3328
     """``vfmaddsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 2598
+    VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128: Final = 3329
     """``vfmaddsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 2599
+    VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256: Final = 3330
     """``vfmaddsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5C /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 2600
+    VEX_VFMADDSUBPD_XMM_XMM_XMMM128_XMM: Final = 3331
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 2601
+    VEX_VFMADDSUBPD_YMM_YMM_YMMM256_YMM: Final = 3332
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 2602
+    VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128: Final = 3333
     """``vfmaddsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 2603
+    VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256: Final = 3334
     """``vfmaddsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5D /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 2604
+    VEX_VFMSUBADDPS_XMM_XMM_XMMM128_XMM: Final = 3335
     """``vfmsubaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 2605
+    VEX_VFMSUBADDPS_YMM_YMM_YMMM256_YMM: Final = 3336
     """``vfmsubaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 2606
+    VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128: Final = 3337
     """``vfmsubaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 2607
+    VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256: Final = 3338
     """``vfmsubaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5E /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 2608
+    VEX_VFMSUBADDPD_XMM_XMM_XMMM128_XMM: Final = 3339
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 2609
+    VEX_VFMSUBADDPD_YMM_YMM_YMMM256_YMM: Final = 3340
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 2610
+    VEX_VFMSUBADDPD_XMM_XMM_XMM_XMMM128: Final = 3341
     """``vfmsubaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 2611
+    VEX_VFMSUBADDPD_YMM_YMM_YMM_YMMM256: Final = 3342
     """``vfmsubaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 5F /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 2612
+    VEX_VFMADDPS_XMM_XMM_XMMM128_XMM: Final = 3343
     """``vfmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 2613
+    VEX_VFMADDPS_YMM_YMM_YMMM256_YMM: Final = 3344
     """``vfmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 2614
+    VEX_VFMADDPS_XMM_XMM_XMM_XMMM128: Final = 3345
     """``vfmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 2615
+    VEX_VFMADDPS_YMM_YMM_YMM_YMMM256: Final = 3346
     """``vfmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 68 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 2616
+    VEX_VFMADDPD_XMM_XMM_XMMM128_XMM: Final = 3347
     """``vfmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 2617
+    VEX_VFMADDPD_YMM_YMM_YMMM256_YMM: Final = 3348
     """``vfmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 2618
+    VEX_VFMADDPD_XMM_XMM_XMM_XMMM128: Final = 3349
     """``vfmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 2619
+    VEX_VFMADDPD_YMM_YMM_YMM_YMMM256: Final = 3350
     """``vfmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 69 /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 2620
+    VEX_VFMADDSS_XMM_XMM_XMMM32_XMM: Final = 3351
     """``vfmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 2621
+    VEX_VFMADDSS_XMM_XMM_XMM_XMMM32: Final = 3352
     """``vfmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6A /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 2622
+    VEX_VFMADDSD_XMM_XMM_XMMM64_XMM: Final = 3353
     """``vfmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6B /r /is4`` (FMA4)"""
-    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 2623
+    VEX_VFMADDSD_XMM_XMM_XMM_XMMM64: Final = 3354
     """``vfmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6B /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2624
+    VEX_VFMSUBPS_XMM_XMM_XMMM128_XMM: Final = 3355
     """``vfmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2625
+    VEX_VFMSUBPS_YMM_YMM_YMMM256_YMM: Final = 3356
     """``vfmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2626
+    VEX_VFMSUBPS_XMM_XMM_XMM_XMMM128: Final = 3357
     """``vfmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2627
+    VEX_VFMSUBPS_YMM_YMM_YMM_YMMM256: Final = 3358
     """``vfmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6C /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2628
+    VEX_VFMSUBPD_XMM_XMM_XMMM128_XMM: Final = 3359
     """``vfmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2629
+    VEX_VFMSUBPD_YMM_YMM_YMMM256_YMM: Final = 3360
     """``vfmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2630
+    VEX_VFMSUBPD_XMM_XMM_XMM_XMMM128: Final = 3361
     """``vfmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2631
+    VEX_VFMSUBPD_YMM_YMM_YMM_YMMM256: Final = 3362
     """``vfmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 6D /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2632
+    VEX_VFMSUBSS_XMM_XMM_XMMM32_XMM: Final = 3363
     """``vfmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2633
+    VEX_VFMSUBSS_XMM_XMM_XMM_XMMM32: Final = 3364
     """``vfmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 6E /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2634
+    VEX_VFMSUBSD_XMM_XMM_XMMM64_XMM: Final = 3365
     """``vfmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 6F /r /is4`` (FMA4)"""
-    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2635
+    VEX_VFMSUBSD_XMM_XMM_XMM_XMMM64: Final = 3366
     """``vfmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 6F /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 2636
+    VEX_VFNMADDPS_XMM_XMM_XMMM128_XMM: Final = 3367
     """``vfnmaddps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 2637
+    VEX_VFNMADDPS_YMM_YMM_YMMM256_YMM: Final = 3368
     """``vfnmaddps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 2638
+    VEX_VFNMADDPS_XMM_XMM_XMM_XMMM128: Final = 3369
     """``vfnmaddps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 2639
+    VEX_VFNMADDPS_YMM_YMM_YMM_YMMM256: Final = 3370
     """``vfnmaddps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 78 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 2640
+    VEX_VFNMADDPD_XMM_XMM_XMMM128_XMM: Final = 3371
     """``vfnmaddpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 2641
+    VEX_VFNMADDPD_YMM_YMM_YMMM256_YMM: Final = 3372
     """``vfnmaddpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 2642
+    VEX_VFNMADDPD_XMM_XMM_XMM_XMMM128: Final = 3373
     """``vfnmaddpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 2643
+    VEX_VFNMADDPD_YMM_YMM_YMM_YMMM256: Final = 3374
     """``vfnmaddpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 79 /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 2644
+    VEX_VFNMADDSS_XMM_XMM_XMMM32_XMM: Final = 3375
     """``vfnmaddss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 2645
+    VEX_VFNMADDSS_XMM_XMM_XMM_XMMM32: Final = 3376
     """``vfnmaddss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7A /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 2646
+    VEX_VFNMADDSD_XMM_XMM_XMMM64_XMM: Final = 3377
     """``vfnmaddsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7B /r /is4`` (FMA4)"""
-    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 2647
+    VEX_VFNMADDSD_XMM_XMM_XMM_XMMM64: Final = 3378
     """``vfnmaddsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7B /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 2648
+    VEX_VFNMSUBPS_XMM_XMM_XMMM128_XMM: Final = 3379
     """``vfnmsubps W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 2649
+    VEX_VFNMSUBPS_YMM_YMM_YMMM256_YMM: Final = 3380
     """``vfnmsubps W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 2650
+    VEX_VFNMSUBPS_XMM_XMM_XMM_XMMM128: Final = 3381
     """``vfnmsubps W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 2651
+    VEX_VFNMSUBPS_YMM_YMM_YMM_YMMM256: Final = 3382
     """``vfnmsubps W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7C /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 2652
+    VEX_VFNMSUBPD_XMM_XMM_XMMM128_XMM: Final = 3383
     """``vfnmsubpd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``VEX.128.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 2653
+    VEX_VFNMSUBPD_YMM_YMM_YMMM256_YMM: Final = 3384
     """``vfnmsubpd W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``VEX.256.66.0F3A.W0 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 2654
+    VEX_VFNMSUBPD_XMM_XMM_XMM_XMMM128: Final = 3385
     """``vfnmsubpd W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 2655
+    VEX_VFNMSUBPD_YMM_YMM_YMM_YMMM256: Final = 3386
     """``vfnmsubpd W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F3A.W1 7D /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 2656
+    VEX_VFNMSUBSS_XMM_XMM_XMMM32_XMM: Final = 3387
     """``vfnmsubss W:xmm, R:xmm, R:xmm/m32, R:xmm`` ``VEX.LIG.66.0F3A.W0 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 2657
+    VEX_VFNMSUBSS_XMM_XMM_XMM_XMMM32: Final = 3388
     """``vfnmsubss W:xmm, R:xmm, R:xmm, R:xmm/m32`` ``VEX.LIG.66.0F3A.W1 7E /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 2658
+    VEX_VFNMSUBSD_XMM_XMM_XMMM64_XMM: Final = 3389
     """``vfnmsubsd W:xmm, R:xmm, R:xmm/m64, R:xmm`` ``VEX.LIG.66.0F3A.W0 7F /r /is4`` (FMA4)"""
-    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 2659
+    VEX_VFNMSUBSD_XMM_XMM_XMM_XMMM64: Final = 3390
     """``vfnmsubsd W:xmm, R:xmm, R:xmm, R:xmm/m64`` ``VEX.LIG.66.0F3A.W1 7F /r /is4`` (FMA4)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 2660
+    VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4: Final = 3391
     """``vpermil2ps W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 2661
+    VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4: Final = 3392
     """``vpermil2ps W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 2662
+    VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4: Final = 3393
     """``vpermil2ps W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 2663
+    VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4: Final = 3394
     """``vpermil2ps W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 48 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 2664
+    VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4: Final = 3395
     """``vpermil2pd W:xmm, R:xmm, R:xmm/m128, R:xmm, R:imm4`` ``VEX.128.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 2665
+    VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4: Final = 3396
     """``vpermil2pd W:ymm, R:ymm, R:ymm/m256, R:ymm, R:imm4`` ``VEX.256.66.0F3A.W0 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 2666
+    VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4: Final = 3397
     """``vpermil2pd W:xmm, R:xmm, R:xmm, R:xmm/m128, R:imm4`` ``VEX.128.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 2667
+    VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4: Final = 3398
     """``vpermil2pd W:ymm, R:ymm, R:ymm, R:ymm/m256, R:imm4`` ``VEX.256.66.0F3A.W1 49 /r /is5`` (XOP)"""
-    VEX_ANDN_R32_R32_RM32: Final = 2668
+    VEX_ANDN_R32_R32_RM32: Final = 3399
     """``andn W:r32, R:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F2 /r`` (BMI1)"""
-    VEX_ANDN_R64_R64_RM64: Final = 2669
+    VEX_ANDN_R64_R64_RM64: Final = 3400
     """``andn W:r64, R:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F2 /r`` (BMI1)"""
-    VEX_BLSR_R32_RM32: Final = 2670
+    VEX_BLSR_R32_RM32: Final = 3401
     """``blsr W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /1`` (BMI1)"""
-    VEX_BLSR_R64_RM64: Final = 2671
+    VEX_BLSR_R64_RM64: Final = 3402
     """``blsr W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /1`` (BMI1)"""
-    VEX_BLSMSK_R32_RM32: Final = 2672
+    VEX_BLSMSK_R32_RM32: Final = 3403
     """``blsmsk W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /2`` (BMI1)"""
-    VEX_BLSMSK_R64_RM64: Final = 2673
+    VEX_BLSMSK_R64_RM64: Final = 3404
     """``blsmsk W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /2`` (BMI1)"""
-    VEX_BLSI_R32_RM32: Final = 2674
+    VEX_BLSI_R32_RM32: Final = 3405
     """``blsi W:r32, R:r32/m32`` ``VEX.LZ.0F38.W0 F3 /3`` (BMI1)"""
-    VEX_BLSI_R64_RM64: Final = 2675
+    VEX_BLSI_R64_RM64: Final = 3406
     """``blsi W:r64, R:r64/m64`` ``VEX.LZ.0F38.W1 F3 /3`` (BMI1)"""
-    VEX_BZHI_R32_RM32_R32: Final = 2676
+    VEX_BZHI_R32_RM32_R32: Final = 3407
     """``bzhi W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_BZHI_R64_RM64_R64: Final = 2677
+    VEX_BZHI_R64_RM64_R64: Final = 3408
     """``bzhi W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PEXT_R32_R32_RM32: Final = 2678
+    VEX_PEXT_R32_R32_RM32: Final = 3409
     """``pext W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F3.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PEXT_R64_R64_RM64: Final = 2679
+    VEX_PEXT_R64_R64_RM64: Final = 3410
     """``pext W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F3.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_PDEP_R32_R32_RM32: Final = 2680
+    VEX_PDEP_R32_R32_RM32: Final = 3411
     """``pdep W:r32, CR:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F5 /r`` (BMI2)"""
-    VEX_PDEP_R64_R64_RM64: Final = 2681
+    VEX_PDEP_R64_R64_RM64: Final = 3412
     """``pdep W:r64, CR:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F5 /r`` (BMI2)"""
-    VEX_MULX_R32_R32_RM32: Final = 2682
+    VEX_MULX_R32_R32_RM32: Final = 3413
     """``mulx W:r32, W:r32, R:r32/m32`` ``VEX.LZ.F2.0F38.W0 F6 /r`` (BMI2)"""
-    VEX_MULX_R64_R64_RM64: Final = 2683
+    VEX_MULX_R64_R64_RM64: Final = 3414
     """``mulx W:r64, W:r64, R:r64/m64`` ``VEX.LZ.F2.0F38.W1 F6 /r`` (BMI2)"""
-    VEX_BEXTR_R32_RM32_R32: Final = 2684
+    VEX_BEXTR_R32_RM32_R32: Final = 3415
     """``bextr W:r32, R:r32/m32, R:r32`` ``VEX.LZ.0F38.W0 F7 /r`` (BMI1)"""
-    VEX_BEXTR_R64_RM64_R64: Final = 2685
+    VEX_BEXTR_R64_RM64_R64: Final = 3416
     """``bextr W:r64, R:r64/m64, R:r64`` ``VEX.LZ.0F38.W1 F7 /r`` (BMI1)"""
-    XOP_BEXTR_R32_RM32_IMM32: Final = 2686
+    XOP_BEXTR_R32_RM32_IMM32: Final = 3417
     """``bextr W:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 10 /r id`` (TBM)"""
-    XOP_BEXTR_R64_RM64_IMM32: Final = 2687
+    XOP_BEXTR_R64_RM64_IMM32: Final = 3418
     """``bextr W:r64, R:r64/m64, R:imm32`` ``XOP.L0.0A.W1 10 /r id`` (TBM)"""
-    VEX_SHLX_R32_RM32_R32: Final = 2688
+    VEX_SHLX_R32_RM32_R32: Final = 3419
     """``shlx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.66.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHLX_R64_RM64_R64: Final = 2689
+    VEX_SHLX_R64_RM64_R64: Final = 3420
     """``shlx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.66.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SARX_R32_RM32_R32: Final = 2690
+    VEX_SARX_R32_RM32_R32: Final = 3421
     """``sarx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F3.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SARX_R64_RM64_R64: Final = 2691
+    VEX_SARX_R64_RM64_R64: Final = 3422
     """``sarx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F3.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_SHRX_R32_RM32_R32: Final = 2692
+    VEX_SHRX_R32_RM32_R32: Final = 3423
     """``shrx W:r32, R:r32/m32, R:r32`` ``VEX.LZ.F2.0F38.W0 F7 /r`` (BMI2)"""
-    VEX_SHRX_R64_RM64_R64: Final = 2693
+    VEX_SHRX_R64_RM64_R64: Final = 3424
     """``shrx W:r64, R:r64/m64, R:r64`` ``VEX.LZ.F2.0F38.W1 F7 /r`` (BMI2)"""
-    VEX_RORX_R32_RM32_IMM8: Final = 2694
+    VEX_RORX_R32_RM32_IMM8: Final = 3425
     """``rorx W:r32, R:r32/m32, R:imm8`` ``VEX.LZ.F2.0F3A.W0 F0 /r ib`` (BMI2)"""
-    VEX_RORX_R64_RM64_IMM8: Final = 2695
+    VEX_RORX_R64_RM64_IMM8: Final = 3426
     """``rorx W:r64, R:r64/m64, R:imm8`` ``VEX.LZ.F2.0F3A.W1 F0 /r ib`` (BMI2)"""
-    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 2696
+    XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM: Final = 3427
     """``vpmacssww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 85 /r /is4`` (XOP)"""
-    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 2697
+    XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM: Final = 3428
     """``vpmacsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 86 /r /is4`` (XOP)"""
-    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 2698
+    XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM: Final = 3429
     """``vpmacssdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 87 /r /is4`` (XOP)"""
-    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 2699
+    XOP_VPMACSSDD_XMM_XMM_XMMM128_XMM: Final = 3430
     """``vpmacssdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8E /r /is4`` (XOP)"""
-    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 2700
+    XOP_VPMACSSDQH_XMM_XMM_XMMM128_XMM: Final = 3431
     """``vpmacssdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 8F /r /is4`` (XOP)"""
-    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 2701
+    XOP_VPMACSWW_XMM_XMM_XMMM128_XMM: Final = 3432
     """``vpmacsww W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 95 /r /is4`` (XOP)"""
-    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 2702
+    XOP_VPMACSWD_XMM_XMM_XMMM128_XMM: Final = 3433
     """``vpmacswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 96 /r /is4`` (XOP)"""
-    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 2703
+    XOP_VPMACSDQL_XMM_XMM_XMMM128_XMM: Final = 3434
     """``vpmacsdql W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 97 /r /is4`` (XOP)"""
-    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 2704
+    XOP_VPMACSDD_XMM_XMM_XMMM128_XMM: Final = 3435
     """``vpmacsdd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9E /r /is4`` (XOP)"""
-    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 2705
+    XOP_VPMACSDQH_XMM_XMM_XMMM128_XMM: Final = 3436
     """``vpmacsdqh W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 9F /r /is4`` (XOP)"""
-    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 2706
+    XOP_VPMADCSSWD_XMM_XMM_XMMM128_XMM: Final = 3437
     """``vpmadcsswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A6 /r /is4`` (XOP)"""
-    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 2707
+    XOP_VPMADCSWD_XMM_XMM_XMMM128_XMM: Final = 3438
     """``vpmadcswd W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 B6 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 2708
+    XOP_VPCMOV_XMM_XMM_XMMM128_XMM: Final = 3439
     """``vpcmov W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 2709
+    XOP_VPCMOV_YMM_YMM_YMMM256_YMM: Final = 3440
     """``vpcmov W:ymm, R:ymm, R:ymm/m256, R:ymm`` ``XOP.256.08.W0 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 2710
+    XOP_VPCMOV_XMM_XMM_XMM_XMMM128: Final = 3441
     """``vpcmov W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 2711
+    XOP_VPCMOV_YMM_YMM_YMM_YMMM256: Final = 3442
     """``vpcmov W:ymm, R:ymm, R:ymm, R:ymm/m256`` ``XOP.256.08.W1 A2 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 2712
+    XOP_VPPERM_XMM_XMM_XMMM128_XMM: Final = 3443
     """``vpperm W:xmm, R:xmm, R:xmm/m128, R:xmm`` ``XOP.128.08.W0 A3 /r /is4`` (XOP)"""
-    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 2713
+    XOP_VPPERM_XMM_XMM_XMM_XMMM128: Final = 3444
     """``vpperm W:xmm, R:xmm, R:xmm, R:xmm/m128`` ``XOP.128.08.W1 A3 /r /is4`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 2714
+    XOP_VPROTB_XMM_XMMM128_IMM8: Final = 3445
     """``vprotb W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C0 /r ib`` (XOP)"""
-    XOP_VPROTB_XMM_XMMM128_XMM: Final = 2715
+    XOP_VPROTB_XMM_XMMM128_XMM: Final = 3446
     """``vprotb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 90 /r`` (XOP)"""
-    XOP_VPROTB_XMM_XMM_XMMM128: Final = 2716
+    XOP_VPROTB_XMM_XMM_XMMM128: Final = 3447
     """``vprotb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 90 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 2717
+    XOP_VPROTW_XMM_XMMM128_IMM8: Final = 3448
     """``vprotw W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C1 /r ib`` (XOP)"""
-    XOP_VPROTW_XMM_XMMM128_XMM: Final = 2718
+    XOP_VPROTW_XMM_XMMM128_XMM: Final = 3449
     """``vprotw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 91 /r`` (XOP)"""
-    XOP_VPROTW_XMM_XMM_XMMM128: Final = 2719
+    XOP_VPROTW_XMM_XMM_XMMM128: Final = 3450
     """``vprotw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 91 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 2720
+    XOP_VPROTD_XMM_XMMM128_IMM8: Final = 3451
     """``vprotd W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C2 /r ib`` (XOP)"""
-    XOP_VPROTD_XMM_XMMM128_XMM: Final = 2721
+    XOP_VPROTD_XMM_XMMM128_XMM: Final = 3452
     """``vprotd W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 92 /r`` (XOP)"""
-    XOP_VPROTD_XMM_XMM_XMMM128: Final = 2722
+    XOP_VPROTD_XMM_XMM_XMMM128: Final = 3453
     """``vprotd W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 92 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 2723
+    XOP_VPROTQ_XMM_XMMM128_IMM8: Final = 3454
     """``vprotq W:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 C3 /r ib`` (XOP)"""
-    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 2724
+    XOP_VPROTQ_XMM_XMMM128_XMM: Final = 3455
     """``vprotq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 93 /r`` (XOP)"""
-    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 2725
+    XOP_VPROTQ_XMM_XMM_XMMM128: Final = 3456
     """``vprotq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 93 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 2726
+    XOP_VPSHLB_XMM_XMMM128_XMM: Final = 3457
     """``vpshlb W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 94 /r`` (XOP)"""
-    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 2727
+    XOP_VPSHLB_XMM_XMM_XMMM128: Final = 3458
     """``vpshlb W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 94 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 2728
+    XOP_VPSHLW_XMM_XMMM128_XMM: Final = 3459
     """``vpshlw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 95 /r`` (XOP)"""
-    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 2729
+    XOP_VPSHLW_XMM_XMM_XMMM128: Final = 3460
     """``vpshlw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 95 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 2730
+    XOP_VPSHLD_XMM_XMMM128_XMM: Final = 3461
     """``vpshld W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 96 /r`` (XOP)"""
-    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 2731
+    XOP_VPSHLD_XMM_XMM_XMMM128: Final = 3462
     """``vpshld W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 96 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 2732
+    XOP_VPSHLQ_XMM_XMMM128_XMM: Final = 3463
     """``vpshlq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 97 /r`` (XOP)"""
-    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 2733
+    XOP_VPSHLQ_XMM_XMM_XMMM128: Final = 3464
     """``vpshlq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 97 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 2734
+    XOP_VPSHAB_XMM_XMMM128_XMM: Final = 3465
     """``vpshab W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 98 /r`` (XOP)"""
-    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 2735
+    XOP_VPSHAB_XMM_XMM_XMMM128: Final = 3466
     """``vpshab W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 98 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 2736
+    XOP_VPSHAW_XMM_XMMM128_XMM: Final = 3467
     """``vpshaw W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 99 /r`` (XOP)"""
-    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 2737
+    XOP_VPSHAW_XMM_XMM_XMMM128: Final = 3468
     """``vpshaw W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 99 /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 2738
+    XOP_VPSHAD_XMM_XMMM128_XMM: Final = 3469
     """``vpshad W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9A /r`` (XOP)"""
-    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 2739
+    XOP_VPSHAD_XMM_XMM_XMMM128: Final = 3470
     """``vpshad W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9A /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 2740
+    XOP_VPSHAQ_XMM_XMMM128_XMM: Final = 3471
     """``vpshaq W:xmm, R:xmm/m128, R:xmm`` ``XOP.128.09.W0 9B /r`` (XOP)"""
-    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 2741
+    XOP_VPSHAQ_XMM_XMM_XMMM128: Final = 3472
     """``vpshaq W:xmm, R:xmm, R:xmm/m128`` ``XOP.128.09.W1 9B /r`` (XOP)"""
-    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 2742
+    XOP_VPCOMB_XMM_XMM_XMMM128_IMM8: Final = 3473
     """``vpcomb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CC /r ib`` (XOP)"""
-    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 2743
+    XOP_VPCOMW_XMM_XMM_XMMM128_IMM8: Final = 3474
     """``vpcomw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CD /r ib`` (XOP)"""
-    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 2744
+    XOP_VPCOMD_XMM_XMM_XMMM128_IMM8: Final = 3475
     """``vpcomd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CE /r ib`` (XOP)"""
-    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 2745
+    XOP_VPCOMQ_XMM_XMM_XMMM128_IMM8: Final = 3476
     """``vpcomq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 CF /r ib`` (XOP)"""
-    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 2746
+    XOP_VPCOMUB_XMM_XMM_XMMM128_IMM8: Final = 3477
     """``vpcomub W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EC /r ib`` (XOP)"""
-    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 2747
+    XOP_VPCOMUW_XMM_XMM_XMMM128_IMM8: Final = 3478
     """``vpcomuw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 ED /r ib`` (XOP)"""
-    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 2748
+    XOP_VPCOMUD_XMM_XMM_XMMM128_IMM8: Final = 3479
     """``vpcomud W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EE /r ib`` (XOP)"""
-    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 2749
+    XOP_VPCOMUQ_XMM_XMM_XMMM128_IMM8: Final = 3480
     """``vpcomuq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``XOP.128.08.W0 EF /r ib`` (XOP)"""
-    XOP_VFRCZPS_XMM_XMMM128: Final = 2750
+    XOP_VFRCZPS_XMM_XMMM128: Final = 3481
     """``vfrczps W:xmm, R:xmm/m128`` ``XOP.128.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPS_YMM_YMMM256: Final = 2751
+    XOP_VFRCZPS_YMM_YMMM256: Final = 3482
     """``vfrczps W:ymm, R:ymm/m256`` ``XOP.256.09.W0 80 /r`` (XOP)"""
-    XOP_VFRCZPD_XMM_XMMM128: Final = 2752
+    XOP_VFRCZPD_XMM_XMMM128: Final = 3483
     """``vfrczpd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZPD_YMM_YMMM256: Final = 2753
+    XOP_VFRCZPD_YMM_YMMM256: Final = 3484
     """``vfrczpd W:ymm, R:ymm/m256`` ``XOP.256.09.W0 81 /r`` (XOP)"""
-    XOP_VFRCZSS_XMM_XMMM32: Final = 2754
+    XOP_VFRCZSS_XMM_XMMM32: Final = 3485
     """``vfrczss W:xmm, R:xmm/m32`` ``XOP.128.09.W0 82 /r`` (XOP)"""
-    XOP_VFRCZSD_XMM_XMMM64: Final = 2755
+    XOP_VFRCZSD_XMM_XMMM64: Final = 3486
     """``vfrczsd W:xmm, R:xmm/m64`` ``XOP.128.09.W0 83 /r`` (XOP)"""
-    XOP_VPHADDBW_XMM_XMMM128: Final = 2756
+    XOP_VPHADDBW_XMM_XMMM128: Final = 3487
     """``vphaddbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C1 /r`` (XOP)"""
-    XOP_VPHADDBD_XMM_XMMM128: Final = 2757
+    XOP_VPHADDBD_XMM_XMMM128: Final = 3488
     """``vphaddbd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C2 /r`` (XOP)"""
-    XOP_VPHADDBQ_XMM_XMMM128: Final = 2758
+    XOP_VPHADDBQ_XMM_XMMM128: Final = 3489
     """``vphaddbq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C3 /r`` (XOP)"""
-    XOP_VPHADDWD_XMM_XMMM128: Final = 2759
+    XOP_VPHADDWD_XMM_XMMM128: Final = 3490
     """``vphaddwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C6 /r`` (XOP)"""
-    XOP_VPHADDWQ_XMM_XMMM128: Final = 2760
+    XOP_VPHADDWQ_XMM_XMMM128: Final = 3491
     """``vphaddwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 C7 /r`` (XOP)"""
-    XOP_VPHADDDQ_XMM_XMMM128: Final = 2761
+    XOP_VPHADDDQ_XMM_XMMM128: Final = 3492
     """``vphadddq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 CB /r`` (XOP)"""
-    XOP_VPHADDUBW_XMM_XMMM128: Final = 2762
+    XOP_VPHADDUBW_XMM_XMMM128: Final = 3493
     """``vphaddubw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D1 /r`` (XOP)"""
-    XOP_VPHADDUBD_XMM_XMMM128: Final = 2763
+    XOP_VPHADDUBD_XMM_XMMM128: Final = 3494
     """``vphaddubd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D2 /r`` (XOP)"""
-    XOP_VPHADDUBQ_XMM_XMMM128: Final = 2764
+    XOP_VPHADDUBQ_XMM_XMMM128: Final = 3495
     """``vphaddubq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D3 /r`` (XOP)"""
-    XOP_VPHADDUWD_XMM_XMMM128: Final = 2765
+    XOP_VPHADDUWD_XMM_XMMM128: Final = 3496
     """``vphadduwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D6 /r`` (XOP)"""
-    XOP_VPHADDUWQ_XMM_XMMM128: Final = 2766
+    XOP_VPHADDUWQ_XMM_XMMM128: Final = 3497
     """``vphadduwq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 D7 /r`` (XOP)"""
-    XOP_VPHADDUDQ_XMM_XMMM128: Final = 2767
+    XOP_VPHADDUDQ_XMM_XMMM128: Final = 3498
     """``vphaddudq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 DB /r`` (XOP)"""
-    XOP_VPHSUBBW_XMM_XMMM128: Final = 2768
+    XOP_VPHSUBBW_XMM_XMMM128: Final = 3499
     """``vphsubbw W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E1 /r`` (XOP)"""
-    XOP_VPHSUBWD_XMM_XMMM128: Final = 2769
+    XOP_VPHSUBWD_XMM_XMMM128: Final = 3500
     """``vphsubwd W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E2 /r`` (XOP)"""
-    XOP_VPHSUBDQ_XMM_XMMM128: Final = 2770
+    XOP_VPHSUBDQ_XMM_XMMM128: Final = 3501
     """``vphsubdq W:xmm, R:xmm/m128`` ``XOP.128.09.W0 E3 /r`` (XOP)"""
-    XOP_BLCFILL_R32_RM32: Final = 2771
+    XOP_BLCFILL_R32_RM32: Final = 3502
     """``blcfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /1`` (TBM)"""
-    XOP_BLCFILL_R64_RM64: Final = 2772
+    XOP_BLCFILL_R64_RM64: Final = 3503
     """``blcfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /1`` (TBM)"""
-    XOP_BLSFILL_R32_RM32: Final = 2773
+    XOP_BLSFILL_R32_RM32: Final = 3504
     """``blsfill W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /2`` (TBM)"""
-    XOP_BLSFILL_R64_RM64: Final = 2774
+    XOP_BLSFILL_R64_RM64: Final = 3505
     """``blsfill W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /2`` (TBM)"""
-    XOP_BLCS_R32_RM32: Final = 2775
+    XOP_BLCS_R32_RM32: Final = 3506
     """``blcs W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /3`` (TBM)"""
-    XOP_BLCS_R64_RM64: Final = 2776
+    XOP_BLCS_R64_RM64: Final = 3507
     """``blcs W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /3`` (TBM)"""
-    XOP_TZMSK_R32_RM32: Final = 2777
+    XOP_TZMSK_R32_RM32: Final = 3508
     """``tzmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /4`` (TBM)"""
-    XOP_TZMSK_R64_RM64: Final = 2778
+    XOP_TZMSK_R64_RM64: Final = 3509
     """``tzmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /4`` (TBM)"""
-    XOP_BLCIC_R32_RM32: Final = 2779
+    XOP_BLCIC_R32_RM32: Final = 3510
     """``blcic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /5`` (TBM)"""
-    XOP_BLCIC_R64_RM64: Final = 2780
+    XOP_BLCIC_R64_RM64: Final = 3511
     """``blcic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /5`` (TBM)"""
-    XOP_BLSIC_R32_RM32: Final = 2781
+    XOP_BLSIC_R32_RM32: Final = 3512
     """``blsic W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /6`` (TBM)"""
-    XOP_BLSIC_R64_RM64: Final = 2782
+    XOP_BLSIC_R64_RM64: Final = 3513
     """``blsic W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /6`` (TBM)"""
-    XOP_T1MSKC_R32_RM32: Final = 2783
+    XOP_T1MSKC_R32_RM32: Final = 3514
     """``t1mskc W:r32, R:r32/m32`` ``XOP.L0.09.W0 01 /7`` (TBM)"""
-    XOP_T1MSKC_R64_RM64: Final = 2784
+    XOP_T1MSKC_R64_RM64: Final = 3515
     """``t1mskc W:r64, R:r64/m64`` ``XOP.L0.09.W1 01 /7`` (TBM)"""
-    XOP_BLCMSK_R32_RM32: Final = 2785
+    XOP_BLCMSK_R32_RM32: Final = 3516
     """``blcmsk W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /1`` (TBM)"""
-    XOP_BLCMSK_R64_RM64: Final = 2786
+    XOP_BLCMSK_R64_RM64: Final = 3517
     """``blcmsk W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /1`` (TBM)"""
-    XOP_BLCI_R32_RM32: Final = 2787
+    XOP_BLCI_R32_RM32: Final = 3518
     """``blci W:r32, R:r32/m32`` ``XOP.L0.09.W0 02 /6`` (TBM)"""
-    XOP_BLCI_R64_RM64: Final = 2788
+    XOP_BLCI_R64_RM64: Final = 3519
     """``blci W:r64, R:r64/m64`` ``XOP.L0.09.W1 02 /6`` (TBM)"""
-    XOP_LLWPCB_R32: Final = 2789
+    XOP_LLWPCB_R32: Final = 3520
     """``llwpcb R:r32`` ``XOP.L0.09.W0 12 /0`` (LWP)"""
-    XOP_LLWPCB_R64: Final = 2790
+    XOP_LLWPCB_R64: Final = 3521
     """``llwpcb R:r64`` ``XOP.L0.09.W1 12 /0`` (LWP)"""
-    XOP_SLWPCB_R32: Final = 2791
+    XOP_SLWPCB_R32: Final = 3522
     """``slwpcb W:r32`` ``XOP.L0.09.W0 12 /1`` (LWP)"""
-    XOP_SLWPCB_R64: Final = 2792
+    XOP_SLWPCB_R64: Final = 3523
     """``slwpcb W:r64`` ``XOP.L0.09.W1 12 /1`` (LWP)"""
-    XOP_LWPINS_R32_RM32_IMM32: Final = 2793
+    XOP_LWPINS_R32_RM32_IMM32: Final = 3524
     """``lwpins R:r32, R:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /0 id`` (LWP)"""
-    XOP_LWPINS_R64_RM32_IMM32: Final = 2794
+    XOP_LWPINS_R64_RM32_IMM32: Final = 3525
     """``lwpins R:r64, R:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /0 id`` (LWP)"""
-    XOP_LWPVAL_R32_RM32_IMM32: Final = 2795
+    XOP_LWPVAL_R32_RM32_IMM32: Final = 3526
     """``lwpval R:r32, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W0 12 /1 id`` (LWP)"""
-    XOP_LWPVAL_R64_RM32_IMM32: Final = 2796
+    XOP_LWPVAL_R64_RM32_IMM32: Final = 3527
     """``lwpval R:r64, CR:r32/m32, R:imm32`` ``XOP.L0.0A.W1 12 /1 id`` (LWP)"""
-    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 2797
+    VEX_VGF2P8MULB_XMM_XMM_XMMM128: Final = 3528
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 2798
+    VEX_VGF2P8MULB_YMM_YMM_YMMM256: Final = 3529
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 CF /r`` (AVX+GFNI)"""
-    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 2799
+    EVEX_VGF2P8MULB_XMM_K1Z_XMM_XMMM128: Final = 3530
     """``vgf2p8mulb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 2800
+    EVEX_VGF2P8MULB_YMM_K1Z_YMM_YMMM256: Final = 3531
     """``vgf2p8mulb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 CF /r`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 2801
+    EVEX_VGF2P8MULB_ZMM_K1Z_ZMM_ZMMM512: Final = 3532
     """``vgf2p8mulb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CF /r`` (AVX512F+GFNI)"""
-    VEX_VAESIMC_XMM_XMMM128: Final = 2802
+    VEX_VAESIMC_XMM_XMMM128: Final = 3533
     """``vaesimc W:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DB /r`` (AES+AVX)"""
-    VEX_VAESENC_XMM_XMM_XMMM128: Final = 2803
+    VEX_VAESENC_XMM_XMM_XMMM128: Final = 3534
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DC /r`` (AES+AVX)"""
-    VEX_VAESENC_YMM_YMM_YMMM256: Final = 2804
+    VEX_VAESENC_YMM_YMM_YMMM256: Final = 3535
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DC /r`` (VAES)"""
-    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 2805
+    EVEX_VAESENC_XMM_XMM_XMMM128: Final = 3536
     """``vaesenc W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 2806
+    EVEX_VAESENC_YMM_YMM_YMMM256: Final = 3537
     """``vaesenc W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DC /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 2807
+    EVEX_VAESENC_ZMM_ZMM_ZMMM512: Final = 3538
     """``vaesenc W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DC /r`` (AVX512F+VAES)"""
-    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2808
+    VEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 3539
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DD /r`` (AES+AVX)"""
-    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2809
+    VEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 3540
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DD /r`` (VAES)"""
-    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 2810
+    EVEX_VAESENCLAST_XMM_XMM_XMMM128: Final = 3541
     """``vaesenclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 2811
+    EVEX_VAESENCLAST_YMM_YMM_YMMM256: Final = 3542
     """``vaesenclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DD /r`` (AVX512VL+VAES)"""
-    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 2812
+    EVEX_VAESENCLAST_ZMM_ZMM_ZMMM512: Final = 3543
     """``vaesenclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DD /r`` (AVX512F+VAES)"""
-    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 2813
+    VEX_VAESDEC_XMM_XMM_XMMM128: Final = 3544
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DE /r`` (AES+AVX)"""
-    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 2814
+    VEX_VAESDEC_YMM_YMM_YMMM256: Final = 3545
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DE /r`` (VAES)"""
-    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 2815
+    EVEX_VAESDEC_XMM_XMM_XMMM128: Final = 3546
     """``vaesdec W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 2816
+    EVEX_VAESDEC_YMM_YMM_YMMM256: Final = 3547
     """``vaesdec W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DE /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 2817
+    EVEX_VAESDEC_ZMM_ZMM_ZMMM512: Final = 3548
     """``vaesdec W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DE /r`` (AVX512F+VAES)"""
-    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2818
+    VEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 3549
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.WIG DF /r`` (AES+AVX)"""
-    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2819
+    VEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 3550
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.WIG DF /r`` (VAES)"""
-    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 2820
+    EVEX_VAESDECLAST_XMM_XMM_XMMM128: Final = 3551
     """``vaesdeclast W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 2821
+    EVEX_VAESDECLAST_YMM_YMM_YMMM256: Final = 3552
     """``vaesdeclast W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.WIG DF /r`` (AVX512VL+VAES)"""
-    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 2822
+    EVEX_VAESDECLAST_ZMM_ZMM_ZMMM512: Final = 3553
     """``vaesdeclast W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.WIG DF /r`` (AVX512F+VAES)"""
-    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2823
+    VEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 3554
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG 44 /r ib`` (PCLMULQDQ+AVX)"""
-    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2824
+    VEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 3555
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.WIG 44 /r ib`` (VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 2825
+    EVEX_VPCLMULQDQ_XMM_XMM_XMMM128_IMM8: Final = 3556
     """``vpclmulqdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 2826
+    EVEX_VPCLMULQDQ_YMM_YMM_YMMM256_IMM8: Final = 3557
     """``vpclmulqdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.WIG 44 /r ib`` (AVX512VL+VPCLMULQDQ)"""
-    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 2827
+    EVEX_VPCLMULQDQ_ZMM_ZMM_ZMMM512_IMM8: Final = 3558
     """``vpclmulqdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.WIG 44 /r ib`` (AVX512F+VPCLMULQDQ)"""
-    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 2828
+    VEX_VGF2P8AFFINEQB_XMM_XMM_XMMM128_IMM8: Final = 3559
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 2829
+    VEX_VGF2P8AFFINEQB_YMM_YMM_YMMM256_IMM8: Final = 3560
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CE /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2830
+    EVEX_VGF2P8AFFINEQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3561
     """``vgf2p8affineqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2831
+    EVEX_VGF2P8AFFINEQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3562
     """``vgf2p8affineqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CE /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2832
+    EVEX_VGF2P8AFFINEQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3563
     """``vgf2p8affineqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CE /r ib`` (AVX512F+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 2833
+    VEX_VGF2P8AFFINEINVQB_XMM_XMM_XMMM128_IMM8: Final = 3564
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 2834
+    VEX_VGF2P8AFFINEINVQB_YMM_YMM_YMMM256_IMM8: Final = 3565
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``VEX.256.66.0F3A.W1 CF /r ib`` (AVX+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 2835
+    EVEX_VGF2P8AFFINEINVQB_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3566
     """``vgf2p8affineinvqb W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 2836
+    EVEX_VGF2P8AFFINEINVQB_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3567
     """``vgf2p8affineinvqb W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 CF /r ib`` (AVX512VL+GFNI)"""
-    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 2837
+    EVEX_VGF2P8AFFINEINVQB_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3568
     """``vgf2p8affineinvqb W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 CF /r ib`` (AVX512F+GFNI)"""
-    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 2838
+    VEX_VAESKEYGENASSIST_XMM_XMMM128_IMM8: Final = 3569
     """``vaeskeygenassist W:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.WIG DF /r ib`` (AES+AVX)"""
-    VEX_STTILECFG_M512: Final = 2839
+    VEX_STTILECFG_M512: Final = 3570
     """``sttilecfg W:m512`` ``VEX.128.66.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 2840
+    VEX_VPDPBUSD_XMM_XMM_XMMM128: Final = 3571
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 2841
+    VEX_VPDPBUSD_YMM_YMM_YMMM256: Final = 3572
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 50 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2842
+    EVEX_VPDPBUSD_XMM_K1Z_XMM_XMMM128B32: Final = 3573
     """``vpdpbusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2843
+    EVEX_VPDPBUSD_YMM_K1Z_YMM_YMMM256B32: Final = 3574
     """``vpdpbusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 50 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2844
+    EVEX_VPDPBUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3575
     """``vpdpbusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 50 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 2845
+    VEX_VPDPBUSDS_XMM_XMM_XMMM128: Final = 3576
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 2846
+    VEX_VPDPBUSDS_YMM_YMM_YMMM256: Final = 3577
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 51 /r`` (AVX_VNNI)"""
-    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2847
+    EVEX_VPDPBUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3578
     """``vpdpbusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2848
+    EVEX_VPDPBUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3579
     """``vpdpbusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 51 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2849
+    EVEX_VPDPBUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3580
     """``vpdpbusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 51 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 2850
+    VEX_VPDPWSSD_XMM_XMM_XMMM128: Final = 3581
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 2851
+    VEX_VPDPWSSD_YMM_YMM_YMMM256: Final = 3582
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 52 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2852
+    EVEX_VPDPWSSD_XMM_K1Z_XMM_XMMM128B32: Final = 3583
     """``vpdpwssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2853
+    EVEX_VPDPWSSD_YMM_K1Z_YMM_YMMM256B32: Final = 3584
     """``vpdpwssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 52 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2854
+    EVEX_VPDPWSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3585
     """``vpdpwssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 52 /r`` (AVX512_VNNI)"""
-    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 2855
+    VEX_VPDPWSSDS_XMM_XMM_XMMM128: Final = 3586
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 2856
+    VEX_VPDPWSSDS_YMM_YMM_YMMM256: Final = 3587
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 53 /r`` (AVX_VNNI)"""
-    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2857
+    EVEX_VPDPWSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3588
     """``vpdpwssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2858
+    EVEX_VPDPWSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3589
     """``vpdpwssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 53 /r`` (AVX512VL+AVX512_VNNI)"""
-    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2859
+    EVEX_VPDPWSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3590
     """``vpdpwssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 53 /r`` (AVX512_VNNI)"""
-    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 2860
+    VEX_VPDPBUUD_XMM_XMM_XMMM128: Final = 3591
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 2861
+    VEX_VPDPBUUD_YMM_YMM_YMMM256: Final = 3592
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2862
+    EVEX_VPDPBUUD_XMM_K1Z_XMM_XMMM128B32: Final = 3593
     """``vpdpbuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2863
+    EVEX_VPDPBUUD_YMM_K1Z_YMM_YMMM256B32: Final = 3594
     """``vpdpbuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2864
+    EVEX_VPDPBUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3595
     """``vpdpbuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 2865
+    VEX_VPDPBSUD_XMM_XMM_XMMM128: Final = 3596
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 2866
+    VEX_VPDPBSUD_YMM_YMM_YMMM256: Final = 3597
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2867
+    EVEX_VPDPBSUD_XMM_K1Z_XMM_XMMM128B32: Final = 3598
     """``vpdpbsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2868
+    EVEX_VPDPBSUD_YMM_K1Z_YMM_YMMM256B32: Final = 3599
     """``vpdpbsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2869
+    EVEX_VPDPBSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3600
     """``vpdpbsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 2870
+    VEX_VPDPBSSD_XMM_XMM_XMMM128: Final = 3601
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 2871
+    VEX_VPDPBSSD_YMM_YMM_YMMM256: Final = 3602
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 50 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 2872
+    EVEX_VPDPBSSD_XMM_K1Z_XMM_XMMM128B32: Final = 3603
     """``vpdpbssd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 2873
+    EVEX_VPDPBSSD_YMM_K1Z_YMM_YMMM256B32: Final = 3604
     """``vpdpbssd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2874
+    EVEX_VPDPBSSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3605
     """``vpdpbssd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 50 /r`` (AVX10_2)"""
-    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 2875
+    VEX_VPDPBUUDS_XMM_XMM_XMMM128: Final = 3606
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 2876
+    VEX_VPDPBUUDS_YMM_YMM_YMMM256: Final = 3607
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2877
+    EVEX_VPDPBUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3608
     """``vpdpbuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2878
+    EVEX_VPDPBUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3609
     """``vpdpbuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2879
+    EVEX_VPDPBUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3610
     """``vpdpbuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 2880
+    VEX_VPDPBSUDS_XMM_XMM_XMMM128: Final = 3611
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 2881
+    VEX_VPDPBSUDS_YMM_YMM_YMMM256: Final = 3612
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2882
+    EVEX_VPDPBSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3613
     """``vpdpbsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2883
+    EVEX_VPDPBSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3614
     """``vpdpbsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2884
+    EVEX_VPDPBSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3615
     """``vpdpbsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 2885
+    VEX_VPDPBSSDS_XMM_XMM_XMMM128: Final = 3616
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 2886
+    VEX_VPDPBSSDS_YMM_YMM_YMMM256: Final = 3617
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 51 /r`` (AVX_VNNI_INT8)"""
-    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2887
+    EVEX_VPDPBSSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3618
     """``vpdpbssds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2888
+    EVEX_VPDPBSSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3619
     """``vpdpbssds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2889
+    EVEX_VPDPBSSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3620
     """``vpdpbssds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 51 /r`` (AVX10_2)"""
-    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 2890
+    VEX_VCVTNEPS2BF16_XMM_XMMM128: Final = 3621
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 2891
+    VEX_VCVTNEPS2BF16_XMM_YMMM256: Final = 3622
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 72 /r`` (AVX_NE_CONVERT)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 2892
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_XMMM128B32: Final = 3623
     """``vcvtneps2bf16 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 2893
+    EVEX_VCVTNEPS2BF16_XMM_K1Z_YMMM256B32: Final = 3624
     """``vcvtneps2bf16 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 2894
+    EVEX_VCVTNEPS2BF16_YMM_K1Z_ZMMM512B32: Final = 3625
     """``vcvtneps2bf16 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    VEX_VCVTNEOPH2PS_XMM_M128: Final = 2895
+    VEX_VCVTNEOPH2PS_XMM_M128: Final = 3626
     """``vcvtneoph2ps W:xmm, R:m128`` ``VEX.128.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOPH2PS_YMM_M256: Final = 2896
+    VEX_VCVTNEOPH2PS_YMM_M256: Final = 3627
     """``vcvtneoph2ps W:ymm, R:m256`` ``VEX.256.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_XMM_M128: Final = 2897
+    VEX_VCVTNEEPH2PS_XMM_M128: Final = 3628
     """``vcvtneeph2ps W:xmm, R:m128`` ``VEX.128.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEPH2PS_YMM_M256: Final = 2898
+    VEX_VCVTNEEPH2PS_YMM_M256: Final = 3629
     """``vcvtneeph2ps W:ymm, R:m256`` ``VEX.256.66.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_XMM_M128: Final = 2899
+    VEX_VCVTNEEBF162PS_XMM_M128: Final = 3630
     """``vcvtneebf162ps W:xmm, R:m128`` ``VEX.128.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEEBF162PS_YMM_M256: Final = 2900
+    VEX_VCVTNEEBF162PS_YMM_M256: Final = 3631
     """``vcvtneebf162ps W:ymm, R:m256`` ``VEX.256.F3.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_XMM_M128: Final = 2901
+    VEX_VCVTNEOBF162PS_XMM_M128: Final = 3632
     """``vcvtneobf162ps W:xmm, R:m128`` ``VEX.128.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VCVTNEOBF162PS_YMM_M256: Final = 2902
+    VEX_VCVTNEOBF162PS_YMM_M256: Final = 3633
     """``vcvtneobf162ps W:ymm, R:m256`` ``VEX.256.F2.0F38.W0 B0 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_XMM_M16: Final = 2903
+    VEX_VBCSTNESH2PS_XMM_M16: Final = 3634
     """``vbcstnesh2ps W:xmm, R:m16`` ``VEX.128.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNESH2PS_YMM_M16: Final = 2904
+    VEX_VBCSTNESH2PS_YMM_M16: Final = 3635
     """``vbcstnesh2ps W:ymm, R:m16`` ``VEX.256.66.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_XMM_M16: Final = 2905
+    VEX_VBCSTNEBF162PS_XMM_M16: Final = 3636
     """``vbcstnebf162ps W:xmm, R:m16`` ``VEX.128.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VBCSTNEBF162PS_YMM_M16: Final = 2906
+    VEX_VBCSTNEBF162PS_YMM_M16: Final = 3637
     """``vbcstnebf162ps W:ymm, R:m16`` ``VEX.256.F3.0F38.W0 B1 /r`` (AVX_NE_CONVERT)"""
-    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 2907
+    VEX_VPMADD52LUQ_XMM_XMM_XMMM128: Final = 3638
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 2908
+    VEX_VPMADD52LUQ_YMM_YMM_YMMM256: Final = 3639
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B4 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2909
+    EVEX_VPMADD52LUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3640
     """``vpmadd52luq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2910
+    EVEX_VPMADD52LUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3641
     """``vpmadd52luq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B4 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2911
+    EVEX_VPMADD52LUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3642
     """``vpmadd52luq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B4 /r`` (AVX512_IFMA)"""
-    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 2912
+    VEX_VPMADD52HUQ_XMM_XMM_XMMM128: Final = 3643
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 2913
+    VEX_VPMADD52HUQ_YMM_YMM_YMMM256: Final = 3644
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W1 B5 /r`` (AVX_IFMA)"""
-    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 2914
+    EVEX_VPMADD52HUQ_XMM_K1Z_XMM_XMMM128B64: Final = 3645
     """``vpmadd52huq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 2915
+    EVEX_VPMADD52HUQ_YMM_K1Z_YMM_YMMM256B64: Final = 3646
     """``vpmadd52huq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 B5 /r`` (AVX512VL+AVX512_IFMA)"""
-    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 2916
+    EVEX_VPMADD52HUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3647
     """``vpmadd52huq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 B5 /r`` (AVX512_IFMA)"""
-    VEX_CMPOXADD_M32_R32_R32: Final = 2917
+    VEX_CMPOXADD_M32_R32_R32: Final = 3648
     """``cmpoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPOXADD_M64_R64_R64: Final = 2918
+    VEX_CMPOXADD_M64_R64_R64: Final = 3649
     """``cmpoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E0 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M32_R32_R32: Final = 2919
+    VEX_CMPNOXADD_M32_R32_R32: Final = 3650
     """``cmpnoxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPNOXADD_M64_R64_R64: Final = 2920
+    VEX_CMPNOXADD_M64_R64_R64: Final = 3651
     """``cmpnoxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E1 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M32_R32_R32: Final = 2921
+    VEX_CMPBXADD_M32_R32_R32: Final = 3652
     """``cmpbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBXADD_M64_R64_R64: Final = 2922
+    VEX_CMPBXADD_M64_R64_R64: Final = 3653
     """``cmpbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E2 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M32_R32_R32: Final = 2923
+    VEX_CMPBEXADD_M32_R32_R32: Final = 3654
     """``cmpbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPBEXADD_M64_R64_R64: Final = 2924
+    VEX_CMPBEXADD_M64_R64_R64: Final = 3655
     """``cmpbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E6 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M32_R32_R32: Final = 2925
+    VEX_CMPSXADD_M32_R32_R32: Final = 3656
     """``cmpsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPSXADD_M64_R64_R64: Final = 2926
+    VEX_CMPSXADD_M64_R64_R64: Final = 3657
     """``cmpsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E8 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M32_R32_R32: Final = 2927
+    VEX_CMPNSXADD_M32_R32_R32: Final = 3658
     """``cmpnsxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPNSXADD_M64_R64_R64: Final = 2928
+    VEX_CMPNSXADD_M64_R64_R64: Final = 3659
     """``cmpnsxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E9 /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M32_R32_R32: Final = 2929
+    VEX_CMPPXADD_M32_R32_R32: Final = 3660
     """``cmppxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EA /r`` (CMPCCXADD)"""
-    VEX_CMPPXADD_M64_R64_R64: Final = 2930
+    VEX_CMPPXADD_M64_R64_R64: Final = 3661
     """``cmppxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EA /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M32_R32_R32: Final = 2931
+    VEX_CMPNPXADD_M32_R32_R32: Final = 3662
     """``cmpnpxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EB /r`` (CMPCCXADD)"""
-    VEX_CMPNPXADD_M64_R64_R64: Final = 2932
+    VEX_CMPNPXADD_M64_R64_R64: Final = 3663
     """``cmpnpxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EB /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M32_R32_R32: Final = 2933
+    VEX_CMPLXADD_M32_R32_R32: Final = 3664
     """``cmplxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLXADD_M64_R64_R64: Final = 2934
+    VEX_CMPLXADD_M64_R64_R64: Final = 3665
     """``cmplxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EC /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M32_R32_R32: Final = 2935
+    VEX_CMPLEXADD_M32_R32_R32: Final = 3666
     """``cmplexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EE /r`` (CMPCCXADD)"""
-    VEX_CMPLEXADD_M64_R64_R64: Final = 2936
+    VEX_CMPLEXADD_M64_R64_R64: Final = 3667
     """``cmplexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EE /r`` (CMPCCXADD)"""
-    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 2937
+    VEX_VSHA512RNDS2_YMM_YMM_XMM: Final = 3668
     """``vsha512rnds2 RW:ymm, R:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CB /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG1_YMM_XMM: Final = 2938
+    VEX_VSHA512MSG1_YMM_XMM: Final = 3669
     """``vsha512msg1 RW:ymm, R:xmm`` ``VEX.256.F2.0F38.W0 CC /r`` (AVX+SHA512)"""
-    VEX_VSHA512MSG2_YMM_YMM: Final = 2939
+    VEX_VSHA512MSG2_YMM_YMM: Final = 3670
     """``vsha512msg2 RW:ymm, R:ymm`` ``VEX.256.F2.0F38.W0 CD /r`` (AVX+SHA512)"""
-    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 2940
+    VEX_VPDPWUUD_XMM_XMM_XMMM128: Final = 3671
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 2941
+    VEX_VPDPWUUD_YMM_YMM_YMMM256: Final = 3672
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 2942
+    EVEX_VPDPWUUD_XMM_K1Z_XMM_XMMM128B32: Final = 3673
     """``vpdpwuud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 2943
+    EVEX_VPDPWUUD_YMM_K1Z_YMM_YMMM256B32: Final = 3674
     """``vpdpwuud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2944
+    EVEX_VPDPWUUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3675
     """``vpdpwuud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 2945
+    VEX_VPDPWUSD_XMM_XMM_XMMM128: Final = 3676
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 2946
+    VEX_VPDPWUSD_YMM_YMM_YMMM256: Final = 3677
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 2947
+    EVEX_VPDPWUSD_XMM_K1Z_XMM_XMMM128B32: Final = 3678
     """``vpdpwusd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 2948
+    EVEX_VPDPWUSD_YMM_K1Z_YMM_YMMM256B32: Final = 3679
     """``vpdpwusd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2949
+    EVEX_VPDPWUSD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3680
     """``vpdpwusd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 2950
+    VEX_VPDPWSUD_XMM_XMM_XMMM128: Final = 3681
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 2951
+    VEX_VPDPWSUD_YMM_YMM_YMMM256: Final = 3682
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D2 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 2952
+    EVEX_VPDPWSUD_XMM_K1Z_XMM_XMMM128B32: Final = 3683
     """``vpdpwsud RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 2953
+    EVEX_VPDPWSUD_YMM_K1Z_YMM_YMMM256B32: Final = 3684
     """``vpdpwsud RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2954
+    EVEX_VPDPWSUD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3685
     """``vpdpwsud RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D2 /r`` (AVX10_2)"""
-    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 2955
+    VEX_VPDPWUUDS_XMM_XMM_XMMM128: Final = 3686
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 2956
+    VEX_VPDPWUUDS_YMM_YMM_YMMM256: Final = 3687
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2957
+    EVEX_VPDPWUUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3688
     """``vpdpwuuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2958
+    EVEX_VPDPWUUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3689
     """``vpdpwuuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2959
+    EVEX_VPDPWUUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3690
     """``vpdpwuuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 2960
+    VEX_VPDPWUSDS_XMM_XMM_XMMM128: Final = 3691
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 2961
+    VEX_VPDPWUSDS_YMM_YMM_YMMM256: Final = 3692
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.66.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 2962
+    EVEX_VPDPWUSDS_XMM_K1Z_XMM_XMMM128B32: Final = 3693
     """``vpdpwusds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 2963
+    EVEX_VPDPWUSDS_YMM_K1Z_YMM_YMMM256B32: Final = 3694
     """``vpdpwusds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2964
+    EVEX_VPDPWUSDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3695
     """``vpdpwusds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 2965
+    VEX_VPDPWSUDS_XMM_XMM_XMMM128: Final = 3696
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 2966
+    VEX_VPDPWSUDS_YMM_YMM_YMMM256: Final = 3697
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 D3 /r`` (AVX_VNNI_INT16)"""
-    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 2967
+    EVEX_VPDPWSUDS_XMM_K1Z_XMM_XMMM128B32: Final = 3698
     """``vpdpwsuds RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 2968
+    EVEX_VPDPWSUDS_YMM_K1Z_YMM_YMMM256B32: Final = 3699
     """``vpdpwsuds RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 2969
+    EVEX_VPDPWSUDS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3700
     """``vpdpwsuds RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 D3 /r`` (AVX10_2)"""
-    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 2970
+    VEX_VSM3MSG1_XMM_XMM_XMMM128: Final = 3701
     """``vsm3msg1 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 2971
+    VEX_VSM3MSG2_XMM_XMM_XMMM128: Final = 3702
     """``vsm3msg2 RW:xmm, R:xmm, R:xmm/m128`` ``VEX.128.66.0F38.W0 DA /r`` (AVX+SM3)"""
-    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2972
+    VEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 3703
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2973
+    VEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 3704
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F3.0F38.W0 DA /r`` (AVX+SM4)"""
-    EVEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 2974
+    EVEX_VSM4KEY4_XMM_XMM_XMMM128: Final = 3705
     """``vsm4key4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 2975
+    EVEX_VSM4KEY4_YMM_YMM_YMMM256: Final = 3706
     """``vsm4key4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512: Final = 2976
+    EVEX_VSM4KEY4_ZMM_ZMM_ZMMM512: Final = 3707
     """``vsm4key4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2977
+    VEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 3708
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``VEX.128.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2978
+    VEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 3709
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``VEX.256.F2.0F38.W0 DA /r`` (AVX+SM4)"""
-    EVEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 2979
+    EVEX_VSM4RNDS4_XMM_XMM_XMMM128: Final = 3710
     """``vsm4rnds4 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 2980
+    EVEX_VSM4RNDS4_YMM_YMM_YMMM256: Final = 3711
     """``vsm4rnds4 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512: Final = 2981
+    EVEX_VSM4RNDS4_ZMM_ZMM_ZMMM512: Final = 3712
     """``vsm4rnds4 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 DA /r`` (AVX10_2+SM4)"""
-    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 2982
+    VEX_VSM3RNDS2_XMM_XMM_XMMM128_IMM8: Final = 3713
     """``vsm3rnds2 RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``VEX.128.66.0F3A.W0 DE /r ib`` (AVX+SM3)"""
-    MONITORQ: Final = 2983
+    MONITORQ: Final = 3714
     """``monitor`` ``0F 01 C8`` (MONITOR)"""
-    MONITORD: Final = 2984
+    MONITORD: Final = 3715
     """``monitor`` ``a32 0F 01 C8`` (MONITOR)"""
-    MWAIT: Final = 2985
+    MWAIT: Final = 3716
     """``mwait`` ``0F 01 C9`` (MONITOR)"""
-    XGETBV: Final = 2986
+    XGETBV: Final = 3717
     """``xgetbv`` ``0F 01 D0`` (XSAVE)"""
-    XSETBV: Final = 2987
+    XSETBV: Final = 3718
     """``xsetbv`` ``0F 01 D1`` (XSAVE)"""
-    MONITORXQ: Final = 2988
+    MONITORXQ: Final = 3719
     """``monitorx`` ``0F 01 FA`` (MONITORX)"""
-    MONITORXD: Final = 2989
+    MONITORXD: Final = 3720
     """``monitorx`` ``a32 0F 01 FA`` (MONITORX)"""
-    MWAITX: Final = 2990
+    MWAITX: Final = 3721
     """``mwaitx`` ``0F 01 FB`` (MONITORX)"""
-    PREFETCHW_M8: Final = 2991
+    PREFETCHW_M8: Final = 3722
     """``prefetchw N:m8`` ``0F 0D /1`` (PREFETCHW)"""
-    PREFETCHRESERVED3_M8: Final = 2992
+    REX2_PREFETCHW_M8: Final = 3723
+    """``prefetchw N:m8`` ``REX2 0F 0D /1`` (PREFETCHW)"""
+    PREFETCHRESERVED3_M8: Final = 3724
     """``prefetchw N:m8`` ``0F 0D /3`` (PREFETCHW)"""
-    PREFETCH_M8: Final = 2993
+    PREFETCH_M8: Final = 3725
     """``prefetch N:m8`` ``0F 0D /0`` (PREFETCHW)"""
-    PREFETCHRESERVED4_M8: Final = 2994
+    REX2_PREFETCH_M8: Final = 3726
+    """``prefetch N:m8`` ``REX2 0F 0D /0`` (PREFETCHW)"""
+    PREFETCHRESERVED4_M8: Final = 3727
     """``prefetch N:m8`` ``0F 0D /4`` (PREFETCHW)"""
-    PREFETCHRESERVED5_M8: Final = 2995
+    PREFETCHRESERVED5_M8: Final = 3728
     """``prefetch N:m8`` ``0F 0D /5`` (PREFETCHW)"""
-    PREFETCHRESERVED6_M8: Final = 2996
+    PREFETCHRESERVED6_M8: Final = 3729
     """``prefetch N:m8`` ``0F 0D /6`` (PREFETCHW)"""
-    PREFETCHRESERVED7_M8: Final = 2997
+    PREFETCHRESERVED7_M8: Final = 3730
     """``prefetch N:m8`` ``0F 0D /7`` (PREFETCHW)"""
-    PREFETCHWT1_M8: Final = 2998
+    PREFETCHWT1_M8: Final = 3731
     """``prefetchwt1 N:m8`` ``0F 0D /2`` (PREFETCHWT1)"""
-    CLDEMOTE_M8: Final = 2999
+    REX2_PREFETCHWT1_M8: Final = 3732
+    """``prefetchwt1 N:m8`` ``REX2 0F 0D /2`` (PREFETCHWT1)"""
+    CLDEMOTE_M8: Final = 3733
     """``cldemote N:m8`` ``0F 1C /0`` (CLDEMOTE)"""
-    RDFSBASE_R32: Final = 3000
+    REX2_CLDEMOTE_M8: Final = 3734
+    """``cldemote N:m8`` ``REX2 0F 1C /0`` (CLDEMOTE)"""
+    RDFSBASE_R32: Final = 3735
     """``rdfsbase W:r32`` ``F3 0F AE /0`` (FSGSBASE)"""
-    RDFSBASE_R64: Final = 3001
+    REX2_RDFSBASE_R32: Final = 3736
+    """``rdfsbase W:r32`` ``REX2 F3 0F AE /0`` (FSGSBASE)"""
+    RDFSBASE_R64: Final = 3737
     """``rdfsbase W:r64`` ``F3 REX.W 0F AE /0`` (FSGSBASE)"""
-    RDGSBASE_R32: Final = 3002
+    REX2_RDFSBASE_R64: Final = 3738
+    """``rdfsbase W:r64`` ``REX2 F3 REX.W 0F AE /0`` (FSGSBASE)"""
+    RDGSBASE_R32: Final = 3739
     """``rdgsbase W:r32`` ``F3 0F AE /1`` (FSGSBASE)"""
-    RDGSBASE_R64: Final = 3003
+    REX2_RDGSBASE_R32: Final = 3740
+    """``rdgsbase W:r32`` ``REX2 F3 0F AE /1`` (FSGSBASE)"""
+    RDGSBASE_R64: Final = 3741
     """``rdgsbase W:r64`` ``F3 REX.W 0F AE /1`` (FSGSBASE)"""
-    WRFSBASE_R32: Final = 3004
+    REX2_RDGSBASE_R64: Final = 3742
+    """``rdgsbase W:r64`` ``REX2 F3 REX.W 0F AE /1`` (FSGSBASE)"""
+    WRFSBASE_R32: Final = 3743
     """``wrfsbase R:r32`` ``F3 0F AE /2`` (FSGSBASE)"""
-    WRFSBASE_R64: Final = 3005
+    REX2_WRFSBASE_R32: Final = 3744
+    """``wrfsbase R:r32`` ``REX2 F3 0F AE /2`` (FSGSBASE)"""
+    WRFSBASE_R64: Final = 3745
     """``wrfsbase R:r64`` ``F3 REX.W 0F AE /2`` (FSGSBASE)"""
-    WRGSBASE_R32: Final = 3006
+    REX2_WRFSBASE_R64: Final = 3746
+    """``wrfsbase R:r64`` ``REX2 F3 REX.W 0F AE /2`` (FSGSBASE)"""
+    WRGSBASE_R32: Final = 3747
     """``wrgsbase R:r32`` ``F3 0F AE /3`` (FSGSBASE)"""
-    WRGSBASE_R64: Final = 3007
+    REX2_WRGSBASE_R32: Final = 3748
+    """``wrgsbase R:r32`` ``REX2 F3 0F AE /3`` (FSGSBASE)"""
+    WRGSBASE_R64: Final = 3749
     """``wrgsbase R:r64`` ``F3 REX.W 0F AE /3`` (FSGSBASE)"""
-    XSAVE_MEM: Final = 3008
+    REX2_WRGSBASE_R64: Final = 3750
+    """``wrgsbase R:r64`` ``REX2 F3 REX.W 0F AE /3`` (FSGSBASE)"""
+    XSAVE_MEM: Final = 3751
     """``xsave RW:m`` ``0F AE /4`` (XSAVE)"""
-    XSAVE64_MEM: Final = 3009
+    XSAVE64_MEM: Final = 3752
     """``xsave64 RW:m`` ``REX.W 0F AE /4`` (XSAVE)"""
-    XRSTOR_MEM: Final = 3010
+    XRSTOR_MEM: Final = 3753
     """``xrstor R:m`` ``0F AE /5`` (XSAVE)"""
-    XRSTOR64_MEM: Final = 3011
+    XRSTOR64_MEM: Final = 3754
     """``xrstor64 R:m`` ``REX.W 0F AE /5`` (XSAVE)"""
-    XSAVEOPT_MEM: Final = 3012
+    XSAVEOPT_MEM: Final = 3755
     """``xsaveopt RW:m`` ``0F AE /6`` (XSAVEOPT)"""
-    XSAVEOPT64_MEM: Final = 3013
+    XSAVEOPT64_MEM: Final = 3756
     """``xsaveopt64 RW:m`` ``REX.W 0F AE /6`` (XSAVEOPT)"""
-    CLWB_M8: Final = 3014
+    CLWB_M8: Final = 3757
     """``clwb R:m8`` ``66 0F AE /6`` (CLWB)"""
-    TPAUSE_R32: Final = 3015
+    REX2_CLWB_M8: Final = 3758
+    """``clwb R:m8`` ``REX2 66 0F AE /6`` (CLWB)"""
+    TPAUSE_R32: Final = 3759
     """``tpause R:r32`` ``66 0F AE /6`` (WAITPKG)"""
-    TPAUSE_R64: Final = 3016
+    TPAUSE_R64: Final = 3760
     """``tpause R:r64`` ``66 REX.W 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R32: Final = 3017
+    UMWAIT_R32: Final = 3761
     """``umwait R:r32`` ``F2 0F AE /6`` (WAITPKG)"""
-    UMWAIT_R64: Final = 3018
+    UMWAIT_R64: Final = 3762
     """``umwait R:r64`` ``F2 REX.W 0F AE /6`` (WAITPKG)"""
-    CLFLUSH_M8: Final = 3019
+    CLFLUSH_M8: Final = 3763
     """``clflush R:m8`` ``0F AE /7`` (CLFSH)"""
-    CLFLUSHOPT_M8: Final = 3020
+    REX2_CLFLUSH_M8: Final = 3764
+    """``clflush R:m8`` ``REX2 0F AE /7`` (CLFSH)"""
+    CLFLUSHOPT_M8: Final = 3765
     """``clflushopt R:m8`` ``66 0F AE /7`` (CLFLUSHOPT)"""
-    LFENCE: Final = 3021
+    REX2_CLFLUSHOPT_M8: Final = 3766
+    """``clflushopt R:m8`` ``REX2 66 0F AE /7`` (CLFLUSHOPT)"""
+    LFENCE: Final = 3767
     """``lfence`` ``0F AE E8`` (SSE2)"""
-    LFENCE_E9: Final = 3022
+    LFENCE_E9: Final = 3768
     """``lfence`` ``0F AE E9`` (SSE2)"""
-    LFENCE_EA: Final = 3023
+    LFENCE_EA: Final = 3769
     """``lfence`` ``0F AE EA`` (SSE2)"""
-    LFENCE_EB: Final = 3024
+    LFENCE_EB: Final = 3770
     """``lfence`` ``0F AE EB`` (SSE2)"""
-    LFENCE_EC: Final = 3025
+    LFENCE_EC: Final = 3771
     """``lfence`` ``0F AE EC`` (SSE2)"""
-    LFENCE_ED: Final = 3026
+    LFENCE_ED: Final = 3772
     """``lfence`` ``0F AE ED`` (SSE2)"""
-    LFENCE_EE: Final = 3027
+    LFENCE_EE: Final = 3773
     """``lfence`` ``0F AE EE`` (SSE2)"""
-    LFENCE_EF: Final = 3028
+    LFENCE_EF: Final = 3774
     """``lfence`` ``0F AE EF`` (SSE2)"""
-    MFENCE: Final = 3029
+    MFENCE: Final = 3775
     """``mfence`` ``0F AE F0`` (SSE2)"""
-    MFENCE_F1: Final = 3030
+    MFENCE_F1: Final = 3776
     """``mfence`` ``0F AE F1`` (SSE2)"""
-    MFENCE_F2: Final = 3031
+    MFENCE_F2: Final = 3777
     """``mfence`` ``0F AE F2`` (SSE2)"""
-    MFENCE_F3: Final = 3032
+    MFENCE_F3: Final = 3778
     """``mfence`` ``0F AE F3`` (SSE2)"""
-    MFENCE_F4: Final = 3033
+    MFENCE_F4: Final = 3779
     """``mfence`` ``0F AE F4`` (SSE2)"""
-    MFENCE_F5: Final = 3034
+    MFENCE_F5: Final = 3780
     """``mfence`` ``0F AE F5`` (SSE2)"""
-    MFENCE_F6: Final = 3035
+    MFENCE_F6: Final = 3781
     """``mfence`` ``0F AE F6`` (SSE2)"""
-    MFENCE_F7: Final = 3036
+    MFENCE_F7: Final = 3782
     """``mfence`` ``0F AE F7`` (SSE2)"""
-    SFENCE: Final = 3037
+    SFENCE: Final = 3783
     """``sfence`` ``0F AE F8`` (SSE)"""
-    SFENCE_F9: Final = 3038
+    SFENCE_F9: Final = 3784
     """``sfence`` ``0F AE F9`` (SSE)"""
-    SFENCE_FA: Final = 3039
+    SFENCE_FA: Final = 3785
     """``sfence`` ``0F AE FA`` (SSE)"""
-    SFENCE_FB: Final = 3040
+    SFENCE_FB: Final = 3786
     """``sfence`` ``0F AE FB`` (SSE)"""
-    SFENCE_FC: Final = 3041
+    SFENCE_FC: Final = 3787
     """``sfence`` ``0F AE FC`` (SSE)"""
-    SFENCE_FD: Final = 3042
+    SFENCE_FD: Final = 3788
     """``sfence`` ``0F AE FD`` (SSE)"""
-    SFENCE_FE: Final = 3043
+    SFENCE_FE: Final = 3789
     """``sfence`` ``0F AE FE`` (SSE)"""
-    SFENCE_FF: Final = 3044
+    SFENCE_FF: Final = 3790
     """``sfence`` ``0F AE FF`` (SSE)"""
-    XRSTORS_MEM: Final = 3045
+    XRSTORS_MEM: Final = 3791
     """``xrstors R:m`` ``0F C7 /3`` (XSAVES)"""
-    XRSTORS64_MEM: Final = 3046
+    XRSTORS64_MEM: Final = 3792
     """``xrstors64 R:m`` ``REX.W 0F C7 /3`` (XSAVES)"""
-    XSAVEC_MEM: Final = 3047
+    XSAVEC_MEM: Final = 3793
     """``xsavec W:m`` ``0F C7 /4`` (XSAVEC)"""
-    XSAVEC64_MEM: Final = 3048
+    XSAVEC64_MEM: Final = 3794
     """``xsavec64 W:m`` ``REX.W 0F C7 /4`` (XSAVEC)"""
-    XSAVES_MEM: Final = 3049
+    XSAVES_MEM: Final = 3795
     """``xsaves W:m`` ``0F C7 /5`` (XSAVES)"""
-    XSAVES64_MEM: Final = 3050
+    XSAVES64_MEM: Final = 3796
     """``xsaves64 W:m`` ``REX.W 0F C7 /5`` (XSAVES)"""
-    MOVDIRI_M32_R32: Final = 3051
+    MOVDIRI_M32_R32: Final = 3797
     """``movdiri W:m32, R:r32`` ``0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIRI_M64_R64: Final = 3052
+    MOVDIRI_M64_R64: Final = 3798
     """``movdiri W:m64, R:r64`` ``REX.W 0F 38 F9 /r`` (MOVDIRI)"""
-    MOVDIR64B_R64_M512: Final = 3053
+    MOVDIR64B_R64_M512: Final = 3799
     """``movdir64b R:r64, R:m512`` ``66 0F 38 F8 /r`` (MOVDIR64B)"""
-    MOVDIR64B_R32_M512: Final = 3054
+    MOVDIR64B_R32_M512: Final = 3800
     """``movdir64b R:r32, R:m512`` ``a32 66 0F 38 F8 /r`` (MOVDIR64B)"""
-    ENQCMD_R64_M512: Final = 3055
+    ENQCMD_R64_M512: Final = 3801
     """``enqcmd R:r64, R:m512`` ``F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMD_R32_M512: Final = 3056
+    ENQCMD_R32_M512: Final = 3802
     """``enqcmd R:r32, R:m512`` ``a32 F2 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R64_M512: Final = 3057
+    ENQCMDS_R64_M512: Final = 3803
     """``enqcmds R:r64, R:m512`` ``F3 0F 38 F8 /r`` (ENQCMD)"""
-    ENQCMDS_R32_M512: Final = 3058
+    ENQCMDS_R32_M512: Final = 3804
     """``enqcmds R:r32, R:m512`` ``a32 F3 0F 38 F8 /r`` (ENQCMD)"""
-    SERIALIZE: Final = 3059
+    SERIALIZE: Final = 3805
     """``serialize`` ``0F 01 E8`` (SERIALIZE)"""
-    PREFETCHIT1_M8: Final = 3060
+    PREFETCHIT1_M8: Final = 3806
     """``prefetchit1 N:m8`` ``0F 18 /6`` (PREFETCHITI)"""
-    PREFETCHIT0_M8: Final = 3061
+    REX2_PREFETCHIT1_M8: Final = 3807
+    """``prefetchit1 N:m8`` ``REX2 0F 18 /6`` (PREFETCHITI)"""
+    PREFETCHIT0_M8: Final = 3808
     """``prefetchit0 N:m8`` ``0F 18 /7`` (PREFETCHITI)"""
-    XABORT_IMM8: Final = 3062
+    REX2_PREFETCHIT0_M8: Final = 3809
+    """``prefetchit0 N:m8`` ``REX2 0F 18 /7`` (PREFETCHITI)"""
+    XABORT_IMM8: Final = 3810
     """``xabort R:imm8`` ``C6 F8 ib`` (RTM)"""
-    XBEGIN_REL32: Final = 3063
+    XBEGIN_REL32: Final = 3811
     """``xbegin R:rel32`` ``C7 F8 cd`` (RTM)"""
-    XBEGIN_REL16: Final = 3064
+    XBEGIN_REL16: Final = 3812
     """``xbegin R:rel16`` ``o16 C7 F8 cw`` (RTM)"""
-    RSTORSSP_M64: Final = 3065
+    RSTORSSP_M64: Final = 3813
     """``rstorssp RW:m64`` ``F3 0F 01 /5`` (CET_SS)"""
-    ENCLV: Final = 3066
+    ENCLV: Final = 3814
     """``enclv`` ``0F 01 C0`` (OSS)"""
-    VMCALL: Final = 3067
+    VMCALL: Final = 3815
     """``vmcall`` ``0F 01 C1`` (VMX)"""
-    VMLAUNCH: Final = 3068
+    VMLAUNCH: Final = 3816
     """``vmlaunch`` ``0F 01 C2`` (VMX)"""
-    VMRESUME: Final = 3069
+    VMRESUME: Final = 3817
     """``vmresume`` ``0F 01 C3`` (VMX)"""
-    VMXOFF: Final = 3070
+    VMXOFF: Final = 3818
     """``vmxoff`` ``0F 01 C4`` (VMX)"""
-    PCONFIG: Final = 3071
+    PCONFIG: Final = 3819
     """``pconfig`` ``0F 01 C5`` (PCONFIG)"""
-    ENCLS: Final = 3072
+    ENCLS: Final = 3820
     """``encls`` ``0F 01 CF`` (SGX1)"""
-    VMFUNC: Final = 3073
+    VMFUNC: Final = 3821
     """``vmfunc`` ``0F 01 D4`` (VMX)"""
-    XEND: Final = 3074
+    XEND: Final = 3822
     """``xend`` ``0F 01 D5`` (RTM)"""
-    XTEST: Final = 3075
+    XTEST: Final = 3823
     """``xtest`` ``0F 01 D6`` (HLE_OR_RTM)"""
-    ENCLU: Final = 3076
+    ENCLU: Final = 3824
     """``enclu`` ``0F 01 D7`` (SGX1)"""
-    VMMCALL: Final = 3077
+    VMMCALL: Final = 3825
     """``vmmcall`` ``0F 01 D9`` (SVM)"""
-    STGI: Final = 3078
+    STGI: Final = 3826
     """``stgi`` ``0F 01 DC`` (SKINIT_OR_SVM)"""
-    SKINIT: Final = 3079
+    SKINIT: Final = 3827
     """``skinit`` ``0F 01 DE`` (SKINIT_OR_SVM)"""
-    CLGI: Final = 3080
+    CLGI: Final = 3828
     """``clgi`` ``0F 01 DD`` (SVM)"""
-    SETSSBSY: Final = 3081
+    SETSSBSY: Final = 3829
     """``setssbsy`` ``F3 0F 01 E8`` (CET_SS)"""
-    SAVEPREVSSP: Final = 3082
+    SAVEPREVSSP: Final = 3830
     """``saveprevssp`` ``F3 0F 01 EA`` (CET_SS)"""
-    RDPKRU: Final = 3083
+    RDPKRU: Final = 3831
     """``rdpkru`` ``0F 01 EE`` (PKU)"""
-    WRPKRU: Final = 3084
+    WRPKRU: Final = 3832
     """``wrpkru`` ``0F 01 EF`` (PKU)"""
-    MCOMMIT: Final = 3085
+    MCOMMIT: Final = 3833
     """``mcommit`` ``F3 0F 01 FA`` (MCOMMIT)"""
-    RDPRU: Final = 3086
+    RDPRU: Final = 3834
     """``rdpru`` ``0F 01 FD`` (RDPRU)"""
-    WBNOINVD: Final = 3087
+    WBNOINVD: Final = 3835
     """``wbnoinvd`` ``F3 0F 09`` (WBNOINVD)"""
-    FEMMS: Final = 3088
+    FEMMS: Final = 3836
     """``femms`` ``0F 0E`` (D3NOW)"""
-    RDSSPD_R32: Final = 3089
+    RDSSPD_R32: Final = 3837
     """``rdsspd W:r32`` ``F3 0F 1E /1`` (CET_SS)"""
-    RDSSPQ_R64: Final = 3090
+    REX2_RDSSPD_R32: Final = 3838
+    """``rdsspd W:r32`` ``REX2 F3 0F 1E /1`` (CET_SS)"""
+    RDSSPQ_R64: Final = 3839
     """``rdsspq W:r64`` ``F3 REX.W 0F 1E /1`` (CET_SS)"""
-    ENDBR64: Final = 3091
+    REX2_RDSSPQ_R64: Final = 3840
+    """``rdsspq W:r64`` ``REX2 F3 REX.W 0F 1E /1`` (CET_SS)"""
+    ENDBR64: Final = 3841
     """``endbr64`` ``F3 0F 1E FA`` (CET_IBT)"""
-    ENDBR32: Final = 3092
+    ENDBR32: Final = 3842
     """``endbr32`` ``F3 0F 1E FB`` (CET_IBT)"""
-    MOVNTSS_M32_XMM: Final = 3093
+    MOVNTSS_M32_XMM: Final = 3843
     """``movntss W:m32, R:xmm`` ``F3 0F 2B /r`` (SSE4A)"""
-    MOVNTSD_M64_XMM: Final = 3094
+    REX2_MOVNTSS_M32_XMM: Final = 3844
+    """``movntss W:m32, R:xmm`` ``REX2 F3 0F 2B /r`` (SSE4A)"""
+    MOVNTSD_M64_XMM: Final = 3845
     """``movntsd W:m64, R:xmm`` ``F2 0F 2B /r`` (SSE4A)"""
-    GETSECD: Final = 3095
+    REX2_MOVNTSD_M64_XMM: Final = 3846
+    """``movntsd W:m64, R:xmm`` ``REX2 F2 0F 2B /r`` (SSE4A)"""
+    GETSECD: Final = 3847
     """``getsec`` ``0F 37`` (SMX)"""
-    EMMS: Final = 3096
+    EMMS: Final = 3848
     """``emms`` ``0F 77`` (MMX)"""
-    EXTRQ_XMM_XMM: Final = 3097
+    EXTRQ_XMM_XMM: Final = 3849
     """``extrq RW:xmm, R:xmm`` ``66 0F 79 /r`` (SSE4A)"""
-    EXTRQ_XMM_IMM8_IMM8: Final = 3098
+    EXTRQ_XMM_IMM8_IMM8: Final = 3850
     """``extrq RW:xmm, R:imm8, R:imm8`` ``66 0F 78 /0 ib ib`` (SSE4A)"""
-    INSERTQ_XMM_XMM: Final = 3099
+    INSERTQ_XMM_XMM: Final = 3851
     """``insertq RW:xmm, R:xmm`` ``F2 0F 79 /r`` (SSE4A)"""
-    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3100
+    INSERTQ_XMM_XMM_IMM8_IMM8: Final = 3852
     """``insertq W:xmm, R:xmm, R:imm8, R:imm8`` ``F2 0F 78 /r ib ib`` (SSE4A)"""
-    PTWRITE_RM32: Final = 3101
+    PTWRITE_RM32: Final = 3853
     """``ptwrite R:r32/m32`` ``F3 0F AE /4`` (PTWRITE)"""
-    PTWRITE_RM64: Final = 3102
+    REX2_PTWRITE_RM32: Final = 3854
+    """``ptwrite R:r32/m32`` ``REX2 F3 0F AE /4`` (PTWRITE)"""
+    PTWRITE_RM64: Final = 3855
     """``ptwrite R:r64/m64`` ``F3 REX.W 0F AE /4`` (PTWRITE)"""
-    INCSSPD_R32: Final = 3103
+    REX2_PTWRITE_RM64: Final = 3856
+    """``ptwrite R:r64/m64`` ``REX2 F3 REX.W 0F AE /4`` (PTWRITE)"""
+    INCSSPD_R32: Final = 3857
     """``incsspd R:r32`` ``F3 0F AE /5`` (CET_SS)"""
-    INCSSPQ_R64: Final = 3104
+    REX2_INCSSPD_R32: Final = 3858
+    """``incsspd R:r32`` ``REX2 F3 0F AE /5`` (CET_SS)"""
+    INCSSPQ_R64: Final = 3859
     """``incsspq R:r64`` ``F3 REX.W 0F AE /5`` (CET_SS)"""
-    CLRSSBSY_M64: Final = 3105
+    REX2_INCSSPQ_R64: Final = 3860
+    """``incsspq R:r64`` ``REX2 F3 REX.W 0F AE /5`` (CET_SS)"""
+    CLRSSBSY_M64: Final = 3861
     """``clrssbsy RW:m64`` ``F3 0F AE /6`` (CET_SS)"""
-    VMPTRLD_M64: Final = 3106
+    VMPTRLD_M64: Final = 3862
     """``vmptrld R:m64`` ``0F C7 /6`` (VMX)"""
-    VMCLEAR_M64: Final = 3107
+    REX2_VMPTRLD_M64: Final = 3863
+    """``vmptrld R:m64`` ``REX2 0F C7 /6`` (VMX)"""
+    VMCLEAR_M64: Final = 3864
     """``vmclear R:m64`` ``66 0F C7 /6`` (VMX)"""
-    VMXON_M64: Final = 3108
+    REX2_VMCLEAR_M64: Final = 3865
+    """``vmclear R:m64`` ``REX2 66 0F C7 /6`` (VMX)"""
+    VMXON_M64: Final = 3866
     """``vmxon R:m64`` ``F3 0F C7 /6`` (VMX)"""
-    VMPTRST_M64: Final = 3109
+    REX2_VMXON_M64: Final = 3867
+    """``vmxon R:m64`` ``REX2 F3 0F C7 /6`` (VMX)"""
+    VMPTRST_M64: Final = 3868
     """``vmptrst W:m64`` ``0F C7 /7`` (VMX)"""
-    WRUSSD_M32_R32: Final = 3110
+    REX2_VMPTRST_M64: Final = 3869
+    """``vmptrst W:m64`` ``REX2 0F C7 /7`` (VMX)"""
+    WRUSSD_M32_R32: Final = 3870
     """``wrussd W:m32, R:r32`` ``66 0F 38 F5 /r`` (CET_SS)"""
-    WRUSSQ_M64_R64: Final = 3111
+    WRUSSQ_M64_R64: Final = 3871
     """``wrussq W:m64, R:r64`` ``66 REX.W 0F 38 F5 /r`` (CET_SS)"""
-    WRSSD_M32_R32: Final = 3112
+    WRSSD_M32_R32: Final = 3872
     """``wrssd W:m32, R:r32`` ``0F 38 F6 /r`` (CET_SS)"""
-    WRSSQ_M64_R64: Final = 3113
+    WRSSQ_M64_R64: Final = 3873
     """``wrssq W:m64, R:r64`` ``REX.W 0F 38 F6 /r`` (CET_SS)"""
-    RMPADJUST: Final = 3114
+    RMPADJUST: Final = 3874
     """``rmpadjust`` ``F3 0F 01 FE`` (SEV_SNP)"""
-    PSMASH: Final = 3115
+    PSMASH: Final = 3875
     """``psmash`` ``F3 0F 01 FF`` (SEV_SNP)"""
-    XSUSLDTRK: Final = 3116
+    XSUSLDTRK: Final = 3876
     """``xsusldtrk`` ``F2 0F 01 E8`` (TSXLDTRK)"""
-    XRESLDTRK: Final = 3117
+    XRESLDTRK: Final = 3877
     """``xresldtrk`` ``F2 0F 01 E9`` (TSXLDTRK)"""
-    TLBSYNC: Final = 3118
+    TLBSYNC: Final = 3878
     """``tlbsync`` ``0F 01 FF`` (INVLPGB)"""
-    VMGEXIT: Final = 3119
+    VMGEXIT: Final = 3879
     """``vmgexit`` ``F3 0F 01 D9`` (SEV_ES)"""
-    VMGEXIT_F2: Final = 3120
+    VMGEXIT_F2: Final = 3880
     """``vmgexit`` ``F2 0F 01 D9`` (SEV_ES)"""
-    GETSECQ: Final = 3121
+    GETSECQ: Final = 3881
     """``getsecq`` ``REX.W 0F 37`` (SMX)"""
-    TDCALL: Final = 3122
+    TDCALL: Final = 3882
     """``tdcall`` ``66 0F 01 CC`` (TDX)"""
-    SEAMRET: Final = 3123
+    SEAMRET: Final = 3883
     """``seamret`` ``66 0F 01 CD`` (TDX)"""
-    SEAMOPS: Final = 3124
+    SEAMOPS: Final = 3884
     """``seamops`` ``66 0F 01 CE`` (TDX)"""
-    SEAMCALL: Final = 3125
+    SEAMCALL: Final = 3885
     """``seamcall`` ``66 0F 01 CF`` (TDX)"""
-    LOADIWKEY_XMM_XMM: Final = 3126
+    LOADIWKEY_XMM_XMM: Final = 3886
     """``loadiwkey R:xmm, R:xmm`` ``F3 0F 38 DC /r`` (KL)"""
-    ENCODEKEY128_R32_R32: Final = 3127
+    ENCODEKEY128_R32_R32: Final = 3887
     """``encodekey128 W:r32, R:r32`` ``F3 0F 38 FA /r`` (AESKLE)"""
-    ENCODEKEY256_R32_R32: Final = 3128
+    ENCODEKEY256_R32_R32: Final = 3888
     """``encodekey256 W:r32, R:r32`` ``F3 0F 38 FB /r`` (AESKLE)"""
-    AESENC128KL_XMM_M384: Final = 3129
+    AESENC128KL_XMM_M384: Final = 3889
     """``aesenc128kl RW:xmm, R:m384`` ``F3 0F 38 DC /r`` (AESKLE)"""
-    AESDEC128KL_XMM_M384: Final = 3130
+    AESDEC128KL_XMM_M384: Final = 3890
     """``aesdec128kl RW:xmm, R:m384`` ``F3 0F 38 DD /r`` (AESKLE)"""
-    AESENCWIDE128KL_M384: Final = 3131
+    AESENCWIDE128KL_M384: Final = 3891
     """``aesencwide128kl R:m384`` ``F3 0F 38 D8 /0`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE128KL_M384: Final = 3132
+    AESDECWIDE128KL_M384: Final = 3892
     """``aesdecwide128kl R:m384`` ``F3 0F 38 D8 /1`` (AESKLE+WIDE_KL)"""
-    AESENCWIDE256KL_M512: Final = 3133
+    AESENCWIDE256KL_M512: Final = 3893
     """``aesencwide256kl R:m512`` ``F3 0F 38 D8 /2`` (AESKLE+WIDE_KL)"""
-    AESDECWIDE256KL_M512: Final = 3134
+    AESDECWIDE256KL_M512: Final = 3894
     """``aesdecwide256kl R:m512`` ``F3 0F 38 D8 /3`` (AESKLE+WIDE_KL)"""
-    AESENC256KL_XMM_M512: Final = 3135
+    AESENC256KL_XMM_M512: Final = 3895
     """``aesenc256kl RW:xmm, R:m512`` ``F3 0F 38 DE /r`` (AESKLE)"""
-    AESDEC256KL_XMM_M512: Final = 3136
+    AESDEC256KL_XMM_M512: Final = 3896
     """``aesdec256kl RW:xmm, R:m512`` ``F3 0F 38 DF /r`` (AESKLE)"""
-    WRMSRNS: Final = 3137
+    WRMSRNS: Final = 3897
     """``wrmsrns`` ``0F 01 C6`` (WRMSRNS)"""
-    VEX_WRMSRNS_IMM32_R64: Final = 3138
+    VEX_WRMSRNS_IMM32_R64: Final = 3898
     """``wrmsrns R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F6 /0 id`` (MSR_IMM)"""
-    RMPQUERY: Final = 3139
+    RMPQUERY: Final = 3899
     """``rmpquery`` ``F3 0F 01 FD`` (RMPQUERY)"""
-    D3NOW_PI2FW_MM_MMM64: Final = 3140
+    D3NOW_PI2FW_MM_MMM64: Final = 3900
     """``pi2fw W:mm, R:mm/m64`` ``0F 0F /r 0C`` (D3NOWEXT)"""
-    D3NOW_PI2FD_MM_MMM64: Final = 3141
+    D3NOW_PI2FD_MM_MMM64: Final = 3901
     """``pi2fd W:mm, R:mm/m64`` ``0F 0F /r 0D`` (D3NOW)"""
-    D3NOW_PF2IW_MM_MMM64: Final = 3142
+    D3NOW_PF2IW_MM_MMM64: Final = 3902
     """``pf2iw W:mm, R:mm/m64`` ``0F 0F /r 1C`` (D3NOWEXT)"""
-    D3NOW_PF2ID_MM_MMM64: Final = 3143
+    D3NOW_PF2ID_MM_MMM64: Final = 3903
     """``pf2id W:mm, R:mm/m64`` ``0F 0F /r 1D`` (D3NOW)"""
-    D3NOW_PFNACC_MM_MMM64: Final = 3144
+    D3NOW_PFNACC_MM_MMM64: Final = 3904
     """``pfnacc RW:mm, R:mm/m64`` ``0F 0F /r 8A`` (D3NOWEXT)"""
-    D3NOW_PFPNACC_MM_MMM64: Final = 3145
+    D3NOW_PFPNACC_MM_MMM64: Final = 3905
     """``pfpnacc RW:mm, R:mm/m64`` ``0F 0F /r 8E`` (D3NOWEXT)"""
-    D3NOW_PFCMPGE_MM_MMM64: Final = 3146
+    D3NOW_PFCMPGE_MM_MMM64: Final = 3906
     """``pfcmpge RW:mm, R:mm/m64`` ``0F 0F /r 90`` (D3NOW)"""
-    D3NOW_PFMIN_MM_MMM64: Final = 3147
+    D3NOW_PFMIN_MM_MMM64: Final = 3907
     """``pfmin RW:mm, R:mm/m64`` ``0F 0F /r 94`` (D3NOW)"""
-    D3NOW_PFRCP_MM_MMM64: Final = 3148
+    D3NOW_PFRCP_MM_MMM64: Final = 3908
     """``pfrcp W:mm, R:mm/m64`` ``0F 0F /r 96`` (D3NOW)"""
-    D3NOW_PFRSQRT_MM_MMM64: Final = 3149
+    D3NOW_PFRSQRT_MM_MMM64: Final = 3909
     """``pfrsqrt W:mm, R:mm/m64`` ``0F 0F /r 97`` (D3NOW)"""
-    D3NOW_PFSUB_MM_MMM64: Final = 3150
+    D3NOW_PFSUB_MM_MMM64: Final = 3910
     """``pfsub RW:mm, R:mm/m64`` ``0F 0F /r 9A`` (D3NOW)"""
-    D3NOW_PFADD_MM_MMM64: Final = 3151
+    D3NOW_PFADD_MM_MMM64: Final = 3911
     """``pfadd RW:mm, R:mm/m64`` ``0F 0F /r 9E`` (D3NOW)"""
-    D3NOW_PFCMPGT_MM_MMM64: Final = 3152
+    D3NOW_PFCMPGT_MM_MMM64: Final = 3912
     """``pfcmpgt RW:mm, R:mm/m64`` ``0F 0F /r A0`` (D3NOW)"""
-    D3NOW_PFMAX_MM_MMM64: Final = 3153
+    D3NOW_PFMAX_MM_MMM64: Final = 3913
     """``pfmax RW:mm, R:mm/m64`` ``0F 0F /r A4`` (D3NOW)"""
-    D3NOW_PFRCPIT1_MM_MMM64: Final = 3154
+    D3NOW_PFRCPIT1_MM_MMM64: Final = 3914
     """``pfrcpit1 RW:mm, R:mm/m64`` ``0F 0F /r A6`` (D3NOW)"""
-    D3NOW_PFRSQIT1_MM_MMM64: Final = 3155
+    D3NOW_PFRSQIT1_MM_MMM64: Final = 3915
     """``pfrsqit1 RW:mm, R:mm/m64`` ``0F 0F /r A7`` (D3NOW)"""
-    D3NOW_PFSUBR_MM_MMM64: Final = 3156
+    D3NOW_PFSUBR_MM_MMM64: Final = 3916
     """``pfsubr RW:mm, R:mm/m64`` ``0F 0F /r AA`` (D3NOW)"""
-    D3NOW_PFACC_MM_MMM64: Final = 3157
+    D3NOW_PFACC_MM_MMM64: Final = 3917
     """``pfacc RW:mm, R:mm/m64`` ``0F 0F /r AE`` (D3NOW)"""
-    D3NOW_PFCMPEQ_MM_MMM64: Final = 3158
+    D3NOW_PFCMPEQ_MM_MMM64: Final = 3918
     """``pfcmpeq RW:mm, R:mm/m64`` ``0F 0F /r B0`` (D3NOW)"""
-    D3NOW_PFMUL_MM_MMM64: Final = 3159
+    D3NOW_PFMUL_MM_MMM64: Final = 3919
     """``pfmul RW:mm, R:mm/m64`` ``0F 0F /r B4`` (D3NOW)"""
-    D3NOW_PFRCPIT2_MM_MMM64: Final = 3160
+    D3NOW_PFRCPIT2_MM_MMM64: Final = 3920
     """``pfrcpit2 RW:mm, R:mm/m64`` ``0F 0F /r B6`` (D3NOW)"""
-    D3NOW_PMULHRW_MM_MMM64: Final = 3161
+    D3NOW_PMULHRW_MM_MMM64: Final = 3921
     """``pmulhrw RW:mm, R:mm/m64`` ``0F 0F /r B7`` (D3NOW)"""
-    D3NOW_PSWAPD_MM_MMM64: Final = 3162
+    D3NOW_PSWAPD_MM_MMM64: Final = 3922
     """``pswapd W:mm, R:mm/m64`` ``0F 0F /r BB`` (D3NOWEXT)"""
-    D3NOW_PAVGUSB_MM_MMM64: Final = 3163
+    D3NOW_PAVGUSB_MM_MMM64: Final = 3923
     """``pavgusb RW:mm, R:mm/m64`` ``0F 0F /r BF`` (D3NOW)"""
-    BNDMK_BND_M64: Final = 3164
+    BNDMK_BND_M64: Final = 3924
     """``bndmk W:bnd, N:m64`` ``F3 0F 1B /r`` (MPX)"""
-    BNDCL_BND_RM64: Final = 3165
+    BNDCL_BND_RM64: Final = 3925
     """``bndcl R:bnd, R:r64/m64`` ``F3 0F 1A /r`` (MPX)"""
-    BNDCU_BND_RM64: Final = 3166
+    BNDCU_BND_RM64: Final = 3926
     """``bndcu R:bnd, R:r64/m64`` ``F2 0F 1A /r`` (MPX)"""
-    BNDCN_BND_RM64: Final = 3167
+    BNDCN_BND_RM64: Final = 3927
     """``bndcn R:bnd, R:r64/m64`` ``F2 0F 1B /r`` (MPX)"""
-    BNDMOV_BND_BNDM128: Final = 3168
+    BNDMOV_BND_BNDM128: Final = 3928
     """``bndmov W:bnd, R:bnd/m128`` ``66 0F 1A /r`` (MPX)"""
-    BNDMOV_BNDM128_BND: Final = 3169
+    BNDMOV_BNDM128_BND: Final = 3929
     """``bndmov W:bnd/m128, R:bnd`` ``66 0F 1B /r`` (MPX)"""
-    BNDLDX_BND_MIB: Final = 3170
+    BNDLDX_BND_MIB: Final = 3930
     """``bndldx W:bnd, N:mib`` ``0F 1A /r`` (MPX)"""
-    BNDSTX_MIB_BND: Final = 3171
+    BNDSTX_MIB_BND: Final = 3931
     """``bndstx N:mib, R:bnd`` ``0F 1B /r`` (MPX)"""
-    FNOP: Final = 3172
+    FNOP: Final = 3932
     """``fnop`` ``D9 D0`` (FPU)"""
-    FNENI: Final = 3173
+    FNENI: Final = 3933
     """``fneni`` ``DB E0`` (FPU)"""
-    FNDISI: Final = 3174
+    FNDISI: Final = 3934
     """``fndisi`` ``DB E1`` (FPU)"""
-    FNSETPM: Final = 3175
+    FNSETPM: Final = 3935
     """``fnsetpm`` ``DB E4`` (FPU287)"""
-    FADD_M32FP: Final = 3176
+    FADD_M32FP: Final = 3936
     """``fadd R:m32`` ``D8 /0`` (FPU)"""
-    FADD_ST0_STI: Final = 3177
+    REX2_FADD_M32FP: Final = 3937
+    """``fadd R:m32`` ``REX2 D8 /0`` (FPU)"""
+    FADD_ST0_STI: Final = 3938
     """``fadd RW:st0, R:st`` ``D8 C0+i`` (FPU)"""
-    FADD_M64FP: Final = 3178
+    FADD_M64FP: Final = 3939
     """``fadd R:m64`` ``DC /0`` (FPU)"""
-    FADD_STI_ST0: Final = 3179
+    REX2_FADD_M64FP: Final = 3940
+    """``fadd R:m64`` ``REX2 DC /0`` (FPU)"""
+    FADD_STI_ST0: Final = 3941
     """``fadd RW:st, R:st0`` ``DC C0+i`` (FPU)"""
-    FMUL_M32FP: Final = 3180
+    FMUL_M32FP: Final = 3942
     """``fmul R:m32`` ``D8 /1`` (FPU)"""
-    FMUL_ST0_STI: Final = 3181
+    REX2_FMUL_M32FP: Final = 3943
+    """``fmul R:m32`` ``REX2 D8 /1`` (FPU)"""
+    FMUL_ST0_STI: Final = 3944
     """``fmul RW:st0, R:st`` ``D8 C8+i`` (FPU)"""
-    FMUL_M64FP: Final = 3182
+    FMUL_M64FP: Final = 3945
     """``fmul R:m64`` ``DC /1`` (FPU)"""
-    FMUL_STI_ST0: Final = 3183
+    REX2_FMUL_M64FP: Final = 3946
+    """``fmul R:m64`` ``REX2 DC /1`` (FPU)"""
+    FMUL_STI_ST0: Final = 3947
     """``fmul RW:st, R:st0`` ``DC C8+i`` (FPU)"""
-    FCOM_M32FP: Final = 3184
+    FCOM_M32FP: Final = 3948
     """``fcom R:m32`` ``D8 /2`` (FPU)"""
-    FCOM_ST0_STI: Final = 3185
+    REX2_FCOM_M32FP: Final = 3949
+    """``fcom R:m32`` ``REX2 D8 /2`` (FPU)"""
+    FCOM_ST0_STI: Final = 3950
     """``fcom R:st0, R:st`` ``D8 D0+i`` (FPU)"""
-    FCOM_ST0_STI_DCD0: Final = 3186
+    FCOM_ST0_STI_DCD0: Final = 3951
     """``fcom R:st0, R:st`` ``DC D0+i`` (FPU)"""
-    FCOM_M64FP: Final = 3187
+    FCOM_M64FP: Final = 3952
     """``fcom R:m64`` ``DC /2`` (FPU)"""
-    FCOMP_M32FP: Final = 3188
+    REX2_FCOM_M64FP: Final = 3953
+    """``fcom R:m64`` ``REX2 DC /2`` (FPU)"""
+    FCOMP_M32FP: Final = 3954
     """``fcomp R:m32`` ``D8 /3`` (FPU)"""
-    FCOMP_ST0_STI: Final = 3189
+    REX2_FCOMP_M32FP: Final = 3955
+    """``fcomp R:m32`` ``REX2 D8 /3`` (FPU)"""
+    FCOMP_ST0_STI: Final = 3956
     """``fcomp R:st0, R:st`` ``D8 D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DCD8: Final = 3190
+    FCOMP_ST0_STI_DCD8: Final = 3957
     """``fcomp R:st0, R:st`` ``DC D8+i`` (FPU)"""
-    FCOMP_ST0_STI_DED0: Final = 3191
+    FCOMP_ST0_STI_DED0: Final = 3958
     """``fcomp R:st0, R:st`` ``DE D0+i`` (FPU)"""
-    FCOMP_M64FP: Final = 3192
+    FCOMP_M64FP: Final = 3959
     """``fcomp R:m64`` ``DC /3`` (FPU)"""
-    FSUB_M32FP: Final = 3193
+    REX2_FCOMP_M64FP: Final = 3960
+    """``fcomp R:m64`` ``REX2 DC /3`` (FPU)"""
+    FSUB_M32FP: Final = 3961
     """``fsub R:m32`` ``D8 /4`` (FPU)"""
-    FSUB_ST0_STI: Final = 3194
+    REX2_FSUB_M32FP: Final = 3962
+    """``fsub R:m32`` ``REX2 D8 /4`` (FPU)"""
+    FSUB_ST0_STI: Final = 3963
     """``fsub RW:st0, R:st`` ``D8 E0+i`` (FPU)"""
-    FSUB_M64FP: Final = 3195
+    FSUB_M64FP: Final = 3964
     """``fsub R:m64`` ``DC /4`` (FPU)"""
-    FSUB_STI_ST0: Final = 3196
+    REX2_FSUB_M64FP: Final = 3965
+    """``fsub R:m64`` ``REX2 DC /4`` (FPU)"""
+    FSUB_STI_ST0: Final = 3966
     """``fsub RW:st, R:st0`` ``DC E8+i`` (FPU)"""
-    FSUBR_M32FP: Final = 3197
+    FSUBR_M32FP: Final = 3967
     """``fsubr R:m32`` ``D8 /5`` (FPU)"""
-    FSUBR_ST0_STI: Final = 3198
+    REX2_FSUBR_M32FP: Final = 3968
+    """``fsubr R:m32`` ``REX2 D8 /5`` (FPU)"""
+    FSUBR_ST0_STI: Final = 3969
     """``fsubr RW:st0, R:st`` ``D8 E8+i`` (FPU)"""
-    FSUBR_M64FP: Final = 3199
+    FSUBR_M64FP: Final = 3970
     """``fsubr R:m64`` ``DC /5`` (FPU)"""
-    FSUBR_STI_ST0: Final = 3200
+    REX2_FSUBR_M64FP: Final = 3971
+    """``fsubr R:m64`` ``REX2 DC /5`` (FPU)"""
+    FSUBR_STI_ST0: Final = 3972
     """``fsubr RW:st, R:st0`` ``DC E0+i`` (FPU)"""
-    FDIV_M32FP: Final = 3201
+    FDIV_M32FP: Final = 3973
     """``fdiv R:m32`` ``D8 /6`` (FPU)"""
-    FDIV_ST0_STI: Final = 3202
+    REX2_FDIV_M32FP: Final = 3974
+    """``fdiv R:m32`` ``REX2 D8 /6`` (FPU)"""
+    FDIV_ST0_STI: Final = 3975
     """``fdiv RW:st0, R:st`` ``D8 F0+i`` (FPU)"""
-    FDIV_M64FP: Final = 3203
+    FDIV_M64FP: Final = 3976
     """``fdiv R:m64`` ``DC /6`` (FPU)"""
-    FDIV_STI_ST0: Final = 3204
+    REX2_FDIV_M64FP: Final = 3977
+    """``fdiv R:m64`` ``REX2 DC /6`` (FPU)"""
+    FDIV_STI_ST0: Final = 3978
     """``fdiv RW:st, R:st0`` ``DC F8+i`` (FPU)"""
-    FDIVR_M32FP: Final = 3205
+    FDIVR_M32FP: Final = 3979
     """``fdivr R:m32`` ``D8 /7`` (FPU)"""
-    FDIVR_ST0_STI: Final = 3206
+    REX2_FDIVR_M32FP: Final = 3980
+    """``fdivr R:m32`` ``REX2 D8 /7`` (FPU)"""
+    FDIVR_ST0_STI: Final = 3981
     """``fdivr RW:st0, R:st`` ``D8 F8+i`` (FPU)"""
-    FDIVR_M64FP: Final = 3207
+    FDIVR_M64FP: Final = 3982
     """``fdivr R:m64`` ``DC /7`` (FPU)"""
-    FDIVR_STI_ST0: Final = 3208
+    REX2_FDIVR_M64FP: Final = 3983
+    """``fdivr R:m64`` ``REX2 DC /7`` (FPU)"""
+    FDIVR_STI_ST0: Final = 3984
     """``fdivr RW:st, R:st0`` ``DC F0+i`` (FPU)"""
-    FLD_M32FP: Final = 3209
+    FLD_M32FP: Final = 3985
     """``fld R:m32`` ``D9 /0`` (FPU)"""
-    FLD_STI: Final = 3210
+    REX2_FLD_M32FP: Final = 3986
+    """``fld R:m32`` ``REX2 D9 /0`` (FPU)"""
+    FLD_STI: Final = 3987
     """``fld R:st`` ``D9 C0+i`` (FPU)"""
-    FLD_M80FP: Final = 3211
+    FLD_M80FP: Final = 3988
     """``fld R:m80`` ``DB /5`` (FPU)"""
-    FLD_M64FP: Final = 3212
+    REX2_FLD_M80FP: Final = 3989
+    """``fld R:m80`` ``REX2 DB /5`` (FPU)"""
+    FLD_M64FP: Final = 3990
     """``fld R:m64`` ``DD /0`` (FPU)"""
-    FST_M32FP: Final = 3213
+    REX2_FLD_M64FP: Final = 3991
+    """``fld R:m64`` ``REX2 DD /0`` (FPU)"""
+    FST_M32FP: Final = 3992
     """``fst W:m32`` ``D9 /2`` (FPU)"""
-    FST_M64FP: Final = 3214
+    REX2_FST_M32FP: Final = 3993
+    """``fst W:m32`` ``REX2 D9 /2`` (FPU)"""
+    FST_M64FP: Final = 3994
     """``fst W:m64`` ``DD /2`` (FPU)"""
-    FST_STI: Final = 3215
+    REX2_FST_M64FP: Final = 3995
+    """``fst W:m64`` ``REX2 DD /2`` (FPU)"""
+    FST_STI: Final = 3996
     """``fst W:st`` ``DD D0+i`` (FPU)"""
-    FSTP_M32FP: Final = 3216
+    FSTP_M32FP: Final = 3997
     """``fstp W:m32`` ``D9 /3`` (FPU)"""
-    FSTP_M80FP: Final = 3217
+    REX2_FSTP_M32FP: Final = 3998
+    """``fstp W:m32`` ``REX2 D9 /3`` (FPU)"""
+    FSTP_M80FP: Final = 3999
     """``fstp W:m80`` ``DB /7`` (FPU)"""
-    FSTP_M64FP: Final = 3218
+    REX2_FSTP_M80FP: Final = 4000
+    """``fstp W:m80`` ``REX2 DB /7`` (FPU)"""
+    FSTP_M64FP: Final = 4001
     """``fstp W:m64`` ``DD /3`` (FPU)"""
-    FSTP_STI: Final = 3219
+    REX2_FSTP_M64FP: Final = 4002
+    """``fstp W:m64`` ``REX2 DD /3`` (FPU)"""
+    FSTP_STI: Final = 4003
     """``fstp W:st`` ``DD D8+i`` (FPU)"""
-    FSTP_STI_DFD0: Final = 3220
+    FSTP_STI_DFD0: Final = 4004
     """``fstp W:st`` ``DF D0+i`` (FPU)"""
-    FSTP_STI_DFD8: Final = 3221
+    FSTP_STI_DFD8: Final = 4005
     """``fstp W:st`` ``DF D8+i`` (FPU)"""
-    FSTPNCE_STI: Final = 3222
+    FSTPNCE_STI: Final = 4006
     """``fstpnce W:st`` ``D9 D8+i`` (FPU)"""
-    FLDENV_M14BYTE: Final = 3223
+    FLDENV_M14BYTE: Final = 4007
     """``fldenv R:m14byte`` ``o16 D9 /4`` (FPU)"""
-    FLDENV_M28BYTE: Final = 3224
+    FLDENV_M28BYTE: Final = 4008
     """``fldenv R:m28byte`` ``D9 /4`` (FPU387)"""
-    FLDCW_M2BYTE: Final = 3225
+    FLDCW_M2BYTE: Final = 4009
     """``fldcw R:m16`` ``D9 /5`` (FPU)"""
-    FNSTENV_M14BYTE: Final = 3226
+    REX2_FLDCW_M2BYTE: Final = 4010
+    """``fldcw R:m16`` ``REX2 D9 /5`` (FPU)"""
+    FNSTENV_M14BYTE: Final = 4011
     """``fnstenv W:m14byte`` ``o16 D9 /6`` (FPU)"""
-    FNSTENV_M28BYTE: Final = 3227
+    FNSTENV_M28BYTE: Final = 4012
     """``fnstenv W:m28byte`` ``D9 /6`` (FPU387)"""
-    FNSAVE_M94BYTE: Final = 3228
+    FNSAVE_M94BYTE: Final = 4013
     """``fnsave W:m94byte`` ``o16 DD /6`` (FPU)"""
-    FNSAVE_M108BYTE: Final = 3229
+    FNSAVE_M108BYTE: Final = 4014
     """``fnsave W:m108byte`` ``DD /6`` (FPU387)"""
-    FINIT: Final = 3230
+    FINIT: Final = 4015
     """``finit`` ``9B DB E3`` (FPU)"""
-    FCLEX: Final = 3231
+    FCLEX: Final = 4016
     """``fclex`` ``9B DB E2`` (FPU)"""
-    FENI: Final = 3232
+    FENI: Final = 4017
     """``feni`` ``9B DB E0`` (FPU)"""
-    FDISI: Final = 3233
+    FDISI: Final = 4018
     """``fdisi`` ``9B DB E1`` (FPU)"""
-    FSETPM: Final = 3234
+    FSETPM: Final = 4019
     """``fsetpm`` ``9B DB E4`` (FPU287)"""
-    FSTSW_M2BYTE: Final = 3235
+    FSTSW_M2BYTE: Final = 4020
     """``fstsw W:m16`` ``9B DD /7`` (FPU)"""
-    FSTSW_AX: Final = 3236
+    FSTSW_AX: Final = 4021
     """``fstsw W:ax`` ``9B DF E0`` (FPU287)"""
-    FSTCW_M2BYTE: Final = 3237
+    FSTCW_M2BYTE: Final = 4022
     """``fstcw W:m16`` ``9B D9 /7`` (FPU)"""
-    FSTENV_M14BYTE: Final = 3238
+    FSTENV_M14BYTE: Final = 4023
     """``fstenv W:m14byte`` ``9B o16 D9 /6`` (FPU)"""
-    FSTENV_M28BYTE: Final = 3239
+    FSTENV_M28BYTE: Final = 4024
     """``fstenv W:m28byte`` ``9B D9 /6`` (FPU387)"""
-    FSAVE_M94BYTE: Final = 3240
+    FSAVE_M94BYTE: Final = 4025
     """``fsave W:m94byte`` ``9B o16 DD /6`` (FPU)"""
-    FSAVE_M108BYTE: Final = 3241
+    FSAVE_M108BYTE: Final = 4026
     """``fsave W:m108byte`` ``9B DD /6`` (FPU387)"""
-    FRSTOR_M94BYTE: Final = 3242
+    FRSTOR_M94BYTE: Final = 4027
     """``frstor R:m94byte`` ``o16 DD /4`` (FPU)"""
-    FRSTOR_M108BYTE: Final = 3243
+    FRSTOR_M108BYTE: Final = 4028
     """``frstor R:m108byte`` ``DD /4`` (FPU387)"""
-    FNSTCW_M2BYTE: Final = 3244
+    FNSTCW_M2BYTE: Final = 4029
     """``fnstcw W:m16`` ``D9 /7`` (FPU)"""
-    FXCH_ST0_STI: Final = 3245
+    REX2_FNSTCW_M2BYTE: Final = 4030
+    """``fnstcw W:m16`` ``REX2 D9 /7`` (FPU)"""
+    FXCH_ST0_STI: Final = 4031
     """``fxch RW:st0, RW:st`` ``D9 C8+i`` (FPU)"""
-    FXCH_ST0_STI_DDC8: Final = 3246
+    FXCH_ST0_STI_DDC8: Final = 4032
     """``fxch RW:st0, RW:st`` ``DD C8+i`` (FPU)"""
-    FXCH_ST0_STI_DFC8: Final = 3247
+    FXCH_ST0_STI_DFC8: Final = 4033
     """``fxch RW:st0, RW:st`` ``DF C8+i`` (FPU)"""
-    FCHS: Final = 3248
+    FCHS: Final = 4034
     """``fchs`` ``D9 E0`` (FPU)"""
-    FABS: Final = 3249
+    FABS: Final = 4035
     """``fabs`` ``D9 E1`` (FPU)"""
-    FTST: Final = 3250
+    FTST: Final = 4036
     """``ftst`` ``D9 E4`` (FPU)"""
-    FXAM: Final = 3251
+    FXAM: Final = 4037
     """``fxam`` ``D9 E5`` (FPU)"""
-    FLD1: Final = 3252
+    FLD1: Final = 4038
     """``fld1`` ``D9 E8`` (FPU)"""
-    FLDL2T: Final = 3253
+    FLDL2T: Final = 4039
     """``fldl2t`` ``D9 E9`` (FPU)"""
-    FLDL2E: Final = 3254
+    FLDL2E: Final = 4040
     """``fldl2e`` ``D9 EA`` (FPU)"""
-    FLDPI: Final = 3255
+    FLDPI: Final = 4041
     """``fldpi`` ``D9 EB`` (FPU)"""
-    FLDLG2: Final = 3256
+    FLDLG2: Final = 4042
     """``fldlg2`` ``D9 EC`` (FPU)"""
-    FLDLN2: Final = 3257
+    FLDLN2: Final = 4043
     """``fldln2`` ``D9 ED`` (FPU)"""
-    FLDZ: Final = 3258
+    FLDZ: Final = 4044
     """``fldz`` ``D9 EE`` (FPU)"""
-    F2XM1: Final = 3259
+    F2XM1: Final = 4045
     """``f2xm1`` ``D9 F0`` (FPU)"""
-    FYL2X: Final = 3260
+    FYL2X: Final = 4046
     """``fyl2x`` ``D9 F1`` (FPU)"""
-    FPTAN: Final = 3261
+    FPTAN: Final = 4047
     """``fptan`` ``D9 F2`` (FPU)"""
-    FPATAN: Final = 3262
+    FPATAN: Final = 4048
     """``fpatan`` ``D9 F3`` (FPU)"""
-    FXTRACT: Final = 3263
+    FXTRACT: Final = 4049
     """``fxtract`` ``D9 F4`` (FPU)"""
-    FPREM1: Final = 3264
+    FPREM1: Final = 4050
     """``fprem1`` ``D9 F5`` (FPU387)"""
-    FDECSTP: Final = 3265
+    FDECSTP: Final = 4051
     """``fdecstp`` ``D9 F6`` (FPU)"""
-    FINCSTP: Final = 3266
+    FINCSTP: Final = 4052
     """``fincstp`` ``D9 F7`` (FPU)"""
-    FPREM: Final = 3267
+    FPREM: Final = 4053
     """``fprem`` ``D9 F8`` (FPU)"""
-    FYL2XP1: Final = 3268
+    FYL2XP1: Final = 4054
     """``fyl2xp1`` ``D9 F9`` (FPU)"""
-    FSQRT: Final = 3269
+    FSQRT: Final = 4055
     """``fsqrt`` ``D9 FA`` (FPU)"""
-    FSINCOS: Final = 3270
+    FSINCOS: Final = 4056
     """``fsincos`` ``D9 FB`` (FPU387)"""
-    FRNDINT: Final = 3271
+    FRNDINT: Final = 4057
     """``frndint`` ``D9 FC`` (FPU)"""
-    FSCALE: Final = 3272
+    FSCALE: Final = 4058
     """``fscale`` ``D9 FD`` (FPU)"""
-    FSIN: Final = 3273
+    FSIN: Final = 4059
     """``fsin`` ``D9 FE`` (FPU387)"""
-    FCOS: Final = 3274
+    FCOS: Final = 4060
     """``fcos`` ``D9 FF`` (FPU387)"""
-    FIADD_M32INT: Final = 3275
+    FIADD_M32INT: Final = 4061
     """``fiadd R:m32`` ``DA /0`` (FPU)"""
-    FIADD_M16INT: Final = 3276
+    REX2_FIADD_M32INT: Final = 4062
+    """``fiadd R:m32`` ``REX2 DA /0`` (FPU)"""
+    FIADD_M16INT: Final = 4063
     """``fiadd R:m16`` ``DE /0`` (FPU)"""
-    FIMUL_M32INT: Final = 3277
+    REX2_FIADD_M16INT: Final = 4064
+    """``fiadd R:m16`` ``REX2 DE /0`` (FPU)"""
+    FIMUL_M32INT: Final = 4065
     """``fimul R:m32`` ``DA /1`` (FPU)"""
-    FIMUL_M16INT: Final = 3278
+    REX2_FIMUL_M32INT: Final = 4066
+    """``fimul R:m32`` ``REX2 DA /1`` (FPU)"""
+    FIMUL_M16INT: Final = 4067
     """``fimul R:m16`` ``DE /1`` (FPU)"""
-    FICOM_M32INT: Final = 3279
+    REX2_FIMUL_M16INT: Final = 4068
+    """``fimul R:m16`` ``REX2 DE /1`` (FPU)"""
+    FICOM_M32INT: Final = 4069
     """``ficom R:m32`` ``DA /2`` (FPU)"""
-    FICOM_M16INT: Final = 3280
+    REX2_FICOM_M32INT: Final = 4070
+    """``ficom R:m32`` ``REX2 DA /2`` (FPU)"""
+    FICOM_M16INT: Final = 4071
     """``ficom R:m16`` ``DE /2`` (FPU)"""
-    FICOMP_M32INT: Final = 3281
+    REX2_FICOM_M16INT: Final = 4072
+    """``ficom R:m16`` ``REX2 DE /2`` (FPU)"""
+    FICOMP_M32INT: Final = 4073
     """``ficomp R:m32`` ``DA /3`` (FPU)"""
-    FICOMP_M16INT: Final = 3282
+    REX2_FICOMP_M32INT: Final = 4074
+    """``ficomp R:m32`` ``REX2 DA /3`` (FPU)"""
+    FICOMP_M16INT: Final = 4075
     """``ficomp R:m16`` ``DE /3`` (FPU)"""
-    FISUB_M32INT: Final = 3283
+    REX2_FICOMP_M16INT: Final = 4076
+    """``ficomp R:m16`` ``REX2 DE /3`` (FPU)"""
+    FISUB_M32INT: Final = 4077
     """``fisub R:m32`` ``DA /4`` (FPU)"""
-    FISUB_M16INT: Final = 3284
+    REX2_FISUB_M32INT: Final = 4078
+    """``fisub R:m32`` ``REX2 DA /4`` (FPU)"""
+    FISUB_M16INT: Final = 4079
     """``fisub R:m16`` ``DE /4`` (FPU)"""
-    FISUBR_M32INT: Final = 3285
+    REX2_FISUB_M16INT: Final = 4080
+    """``fisub R:m16`` ``REX2 DE /4`` (FPU)"""
+    FISUBR_M32INT: Final = 4081
     """``fisubr R:m32`` ``DA /5`` (FPU)"""
-    FISUBR_M16INT: Final = 3286
+    REX2_FISUBR_M32INT: Final = 4082
+    """``fisubr R:m32`` ``REX2 DA /5`` (FPU)"""
+    FISUBR_M16INT: Final = 4083
     """``fisubr R:m16`` ``DE /5`` (FPU)"""
-    FIDIV_M32INT: Final = 3287
+    REX2_FISUBR_M16INT: Final = 4084
+    """``fisubr R:m16`` ``REX2 DE /5`` (FPU)"""
+    FIDIV_M32INT: Final = 4085
     """``fidiv R:m32`` ``DA /6`` (FPU)"""
-    FIDIV_M16INT: Final = 3288
+    REX2_FIDIV_M32INT: Final = 4086
+    """``fidiv R:m32`` ``REX2 DA /6`` (FPU)"""
+    FIDIV_M16INT: Final = 4087
     """``fidiv R:m16`` ``DE /6`` (FPU)"""
-    FIDIVR_M32INT: Final = 3289
+    REX2_FIDIV_M16INT: Final = 4088
+    """``fidiv R:m16`` ``REX2 DE /6`` (FPU)"""
+    FIDIVR_M32INT: Final = 4089
     """``fidivr R:m32`` ``DA /7`` (FPU)"""
-    FIDIVR_M16INT: Final = 3290
+    REX2_FIDIVR_M32INT: Final = 4090
+    """``fidivr R:m32`` ``REX2 DA /7`` (FPU)"""
+    FIDIVR_M16INT: Final = 4091
     """``fidivr R:m16`` ``DE /7`` (FPU)"""
-    FCMOVB_ST0_STI: Final = 3291
+    REX2_FIDIVR_M16INT: Final = 4092
+    """``fidivr R:m16`` ``REX2 DE /7`` (FPU)"""
+    FCMOVB_ST0_STI: Final = 4093
     """``fcmovb CW:st0, CR:st`` ``DA C0+i`` (FPU+CMOV)"""
-    FCMOVE_ST0_STI: Final = 3292
+    FCMOVE_ST0_STI: Final = 4094
     """``fcmove CW:st0, CR:st`` ``DA C8+i`` (FPU+CMOV)"""
-    FCMOVBE_ST0_STI: Final = 3293
+    FCMOVBE_ST0_STI: Final = 4095
     """``fcmovbe CW:st0, CR:st`` ``DA D0+i`` (FPU+CMOV)"""
-    FCMOVU_ST0_STI: Final = 3294
+    FCMOVU_ST0_STI: Final = 4096
     """``fcmovu CW:st0, CR:st`` ``DA D8+i`` (FPU+CMOV)"""
-    FUCOMPP: Final = 3295
+    FUCOMPP: Final = 4097
     """``fucompp`` ``DA E9`` (FPU387)"""
-    FILD_M32INT: Final = 3296
+    FILD_M32INT: Final = 4098
     """``fild R:m32`` ``DB /0`` (FPU)"""
-    FILD_M16INT: Final = 3297
+    REX2_FILD_M32INT: Final = 4099
+    """``fild R:m32`` ``REX2 DB /0`` (FPU)"""
+    FILD_M16INT: Final = 4100
     """``fild R:m16`` ``DF /0`` (FPU)"""
-    FILD_M64INT: Final = 3298
+    REX2_FILD_M16INT: Final = 4101
+    """``fild R:m16`` ``REX2 DF /0`` (FPU)"""
+    FILD_M64INT: Final = 4102
     """``fild R:m64`` ``DF /5`` (FPU)"""
-    FISTTP_M32INT: Final = 3299
+    REX2_FILD_M64INT: Final = 4103
+    """``fild R:m64`` ``REX2 DF /5`` (FPU)"""
+    FISTTP_M32INT: Final = 4104
     """``fisttp W:m32`` ``DB /1`` (FPU+SSE3)"""
-    FISTTP_M64INT: Final = 3300
+    REX2_FISTTP_M32INT: Final = 4105
+    """``fisttp W:m32`` ``REX2 DB /1`` (FPU+SSE3)"""
+    FISTTP_M64INT: Final = 4106
     """``fisttp W:m64`` ``DD /1`` (FPU+SSE3)"""
-    FISTTP_M16INT: Final = 3301
+    REX2_FISTTP_M64INT: Final = 4107
+    """``fisttp W:m64`` ``REX2 DD /1`` (FPU+SSE3)"""
+    FISTTP_M16INT: Final = 4108
     """``fisttp W:m16`` ``DF /1`` (FPU+SSE3)"""
-    FIST_M32INT: Final = 3302
+    REX2_FISTTP_M16INT: Final = 4109
+    """``fisttp W:m16`` ``REX2 DF /1`` (FPU+SSE3)"""
+    FIST_M32INT: Final = 4110
     """``fist W:m32`` ``DB /2`` (FPU)"""
-    FIST_M16INT: Final = 3303
+    REX2_FIST_M32INT: Final = 4111
+    """``fist W:m32`` ``REX2 DB /2`` (FPU)"""
+    FIST_M16INT: Final = 4112
     """``fist W:m16`` ``DF /2`` (FPU)"""
-    FISTP_M32INT: Final = 3304
+    REX2_FIST_M16INT: Final = 4113
+    """``fist W:m16`` ``REX2 DF /2`` (FPU)"""
+    FISTP_M32INT: Final = 4114
     """``fistp W:m32`` ``DB /3`` (FPU)"""
-    FISTP_M16INT: Final = 3305
+    REX2_FISTP_M32INT: Final = 4115
+    """``fistp W:m32`` ``REX2 DB /3`` (FPU)"""
+    FISTP_M16INT: Final = 4116
     """``fistp W:m16`` ``DF /3`` (FPU)"""
-    FISTP_M64INT: Final = 3306
+    REX2_FISTP_M16INT: Final = 4117
+    """``fistp W:m16`` ``REX2 DF /3`` (FPU)"""
+    FISTP_M64INT: Final = 4118
     """``fistp W:m64`` ``DF /7`` (FPU)"""
-    FCMOVNB_ST0_STI: Final = 3307
+    REX2_FISTP_M64INT: Final = 4119
+    """``fistp W:m64`` ``REX2 DF /7`` (FPU)"""
+    FCMOVNB_ST0_STI: Final = 4120
     """``fcmovnb CW:st0, CR:st`` ``DB C0+i`` (FPU+CMOV)"""
-    FCMOVNE_ST0_STI: Final = 3308
+    FCMOVNE_ST0_STI: Final = 4121
     """``fcmovne CW:st0, CR:st`` ``DB C8+i`` (FPU+CMOV)"""
-    FCMOVNBE_ST0_STI: Final = 3309
+    FCMOVNBE_ST0_STI: Final = 4122
     """``fcmovnbe CW:st0, CR:st`` ``DB D0+i`` (FPU+CMOV)"""
-    FCMOVNU_ST0_STI: Final = 3310
+    FCMOVNU_ST0_STI: Final = 4123
     """``fcmovnu CW:st0, CR:st`` ``DB D8+i`` (FPU+CMOV)"""
-    FNCLEX: Final = 3311
+    FNCLEX: Final = 4124
     """``fnclex`` ``DB E2`` (FPU)"""
-    FNINIT: Final = 3312
+    FNINIT: Final = 4125
     """``fninit`` ``DB E3`` (FPU)"""
-    FUCOMI_ST0_STI: Final = 3313
+    FUCOMI_ST0_STI: Final = 4126
     """``fucomi R:st0, R:st`` ``DB E8+i`` (FPU+CMOV)"""
-    FCOMI_ST0_STI: Final = 3314
+    FCOMI_ST0_STI: Final = 4127
     """``fcomi R:st0, R:st`` ``DB F0+i`` (FPU+CMOV)"""
-    FNSTSW_M2BYTE: Final = 3315
+    FNSTSW_M2BYTE: Final = 4128
     """``fnstsw W:m16`` ``DD /7`` (FPU)"""
-    FNSTSW_AX: Final = 3316
+    REX2_FNSTSW_M2BYTE: Final = 4129
+    """``fnstsw W:m16`` ``REX2 DD /7`` (FPU)"""
+    FNSTSW_AX: Final = 4130
     """``fnstsw W:ax`` ``DF E0`` (FPU287)"""
-    FFREE_STI: Final = 3317
+    FFREE_STI: Final = 4131
     """``ffree N:st`` ``DD C0+i`` (FPU)"""
-    FUCOM_ST0_STI: Final = 3318
+    FUCOM_ST0_STI: Final = 4132
     """``fucom R:st0, R:st`` ``DD E0+i`` (FPU)"""
-    FUCOMP_ST0_STI: Final = 3319
+    FUCOMP_ST0_STI: Final = 4133
     """``fucomp R:st0, R:st`` ``DD E8+i`` (FPU)"""
-    FADDP_STI_ST0: Final = 3320
+    FADDP_STI_ST0: Final = 4134
     """``faddp RW:st, R:st0`` ``DE C0+i`` (FPU)"""
-    FMULP_STI_ST0: Final = 3321
+    FMULP_STI_ST0: Final = 4135
     """``fmulp RW:st, R:st0`` ``DE C8+i`` (FPU)"""
-    FCOMPP: Final = 3322
+    FCOMPP: Final = 4136
     """``fcompp`` ``DE D9`` (FPU)"""
-    FSUBRP_STI_ST0: Final = 3323
+    FSUBRP_STI_ST0: Final = 4137
     """``fsubrp RW:st, R:st0`` ``DE E0+i`` (FPU)"""
-    FSUBP_STI_ST0: Final = 3324
+    FSUBP_STI_ST0: Final = 4138
     """``fsubp RW:st, R:st0`` ``DE E8+i`` (FPU)"""
-    FDIVRP_STI_ST0: Final = 3325
+    FDIVRP_STI_ST0: Final = 4139
     """``fdivrp RW:st, R:st0`` ``DE F0+i`` (FPU)"""
-    FDIVP_STI_ST0: Final = 3326
+    FDIVP_STI_ST0: Final = 4140
     """``fdivp RW:st, R:st0`` ``DE F8+i`` (FPU)"""
-    FBLD_M80BCD: Final = 3327
+    FBLD_M80BCD: Final = 4141
     """``fbld R:m80`` ``DF /4`` (FPU)"""
-    FBSTP_M80BCD: Final = 3328
+    REX2_FBLD_M80BCD: Final = 4142
+    """``fbld R:m80`` ``REX2 DF /4`` (FPU)"""
+    FBSTP_M80BCD: Final = 4143
     """``fbstp W:m80`` ``DF /6`` (FPU)"""
-    FFREEP_STI: Final = 3329
+    REX2_FBSTP_M80BCD: Final = 4144
+    """``fbstp W:m80`` ``REX2 DF /6`` (FPU)"""
+    FFREEP_STI: Final = 4145
     """``ffreep N:st`` ``DF C0+i`` (FPU)"""
-    FUCOMIP_ST0_STI: Final = 3330
+    FUCOMIP_ST0_STI: Final = 4146
     """``fucomip R:st0, R:st`` ``DF E8+i`` (FPU+CMOV)"""
-    FCOMIP_ST0_STI: Final = 3331
+    FCOMIP_ST0_STI: Final = 4147
     """``fcomip R:st0, R:st`` ``DF F0+i`` (FPU+CMOV)"""
-    FXSAVE_M512BYTE: Final = 3332
+    FXSAVE_M512BYTE: Final = 4148
     """``fxsave W:m512byte`` ``0F AE /0`` (FXSR)"""
-    FXSAVE64_M512BYTE: Final = 3333
+    REX2_FXSAVE_M512BYTE: Final = 4149
+    """``fxsave W:m512byte`` ``REX2 0F AE /0`` (FXSR)"""
+    FXSAVE64_M512BYTE: Final = 4150
     """``fxsave64 W:m512byte`` ``REX.W 0F AE /0`` (FXSR)"""
-    FXRSTOR_M512BYTE: Final = 3334
+    REX2_FXSAVE64_M512BYTE: Final = 4151
+    """``fxsave64 W:m512byte`` ``REX2 REX.W 0F AE /0`` (FXSR)"""
+    FXRSTOR_M512BYTE: Final = 4152
     """``fxrstor R:m512byte`` ``0F AE /1`` (FXSR)"""
-    FXRSTOR64_M512BYTE: Final = 3335
+    REX2_FXRSTOR_M512BYTE: Final = 4153
+    """``fxrstor R:m512byte`` ``REX2 0F AE /1`` (FXSR)"""
+    FXRSTOR64_M512BYTE: Final = 4154
     """``fxrstor64 R:m512byte`` ``REX.W 0F AE /1`` (FXSR)"""
-    VEX_CMPNBXADD_M32_R32_R32: Final = 3336
+    REX2_FXRSTOR64_M512BYTE: Final = 4155
+    """``fxrstor64 R:m512byte`` ``REX2 REX.W 0F AE /1`` (FXSR)"""
+    VEX_CMPNBXADD_M32_R32_R32: Final = 4156
     """``cmpnbxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPNBXADD_M64_R64_R64: Final = 3337
+    VEX_CMPNBXADD_M64_R64_R64: Final = 4157
     """``cmpnbxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E3 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M32_R32_R32: Final = 3338
+    VEX_CMPZXADD_M32_R32_R32: Final = 4158
     """``cmpzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPZXADD_M64_R64_R64: Final = 3339
+    VEX_CMPZXADD_M64_R64_R64: Final = 4159
     """``cmpzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E4 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M32_R32_R32: Final = 3340
+    VEX_CMPNZXADD_M32_R32_R32: Final = 4160
     """``cmpnzxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNZXADD_M64_R64_R64: Final = 3341
+    VEX_CMPNZXADD_M64_R64_R64: Final = 4161
     """``cmpnzxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E5 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M32_R32_R32: Final = 3342
+    VEX_CMPNBEXADD_M32_R32_R32: Final = 4162
     """``cmpnbexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNBEXADD_M64_R64_R64: Final = 3343
+    VEX_CMPNBEXADD_M64_R64_R64: Final = 4163
     """``cmpnbexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 E7 /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M32_R32_R32: Final = 3344
+    VEX_CMPNLXADD_M32_R32_R32: Final = 4164
     """``cmpnlxadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLXADD_M64_R64_R64: Final = 3345
+    VEX_CMPNLXADD_M64_R64_R64: Final = 4165
     """``cmpnlxadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 ED /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M32_R32_R32: Final = 3346
+    VEX_CMPNLEXADD_M32_R32_R32: Final = 4166
     """``cmpnlexadd RW:m32, RW:r32, R:r32`` ``VEX.128.66.0F38.W0 EF /r`` (CMPCCXADD)"""
-    VEX_CMPNLEXADD_M64_R64_R64: Final = 3347
+    VEX_CMPNLEXADD_M64_R64_R64: Final = 4167
     """``cmpnlexadd RW:m64, RW:r64, R:r64`` ``VEX.128.66.0F38.W1 EF /r`` (CMPCCXADD)"""
-    CVTPI2PS_XMM_MMM64: Final = 3348
+    CVTPI2PS_XMM_MMM64: Final = 4168
     """``cvtpi2ps RW:xmm, R:mm/m64`` ``0F 2A /r`` (SSE)"""
-    CVTPI2PD_XMM_MMM64: Final = 3349
+    REX2_CVTPI2PS_XMM_MMM64: Final = 4169
+    """``cvtpi2ps RW:xmm, R:mm/m64`` ``REX2 0F 2A /r`` (SSE)"""
+    CVTPI2PD_XMM_MMM64: Final = 4170
     """``cvtpi2pd W:xmm, R:mm/m64`` ``66 0F 2A /r`` (SSE2)"""
-    CVTTPS2PI_MM_XMMM64: Final = 3350
+    REX2_CVTPI2PD_XMM_MMM64: Final = 4171
+    """``cvtpi2pd W:xmm, R:mm/m64`` ``REX2 66 0F 2A /r`` (SSE2)"""
+    CVTTPS2PI_MM_XMMM64: Final = 4172
     """``cvttps2pi W:mm, R:xmm/m64`` ``0F 2C /r`` (SSE)"""
-    CVTTPD2PI_MM_XMMM128: Final = 3351
+    REX2_CVTTPS2PI_MM_XMMM64: Final = 4173
+    """``cvttps2pi W:mm, R:xmm/m64`` ``REX2 0F 2C /r`` (SSE)"""
+    CVTTPD2PI_MM_XMMM128: Final = 4174
     """``cvttpd2pi W:mm, R:xmm/m128`` ``66 0F 2C /r`` (SSE2)"""
-    CVTPS2PI_MM_XMMM64: Final = 3352
+    REX2_CVTTPD2PI_MM_XMMM128: Final = 4175
+    """``cvttpd2pi W:mm, R:xmm/m128`` ``REX2 66 0F 2C /r`` (SSE2)"""
+    CVTPS2PI_MM_XMMM64: Final = 4176
     """``cvtps2pi W:mm, R:xmm/m64`` ``0F 2D /r`` (SSE)"""
-    CVTPD2PI_MM_XMMM128: Final = 3353
+    REX2_CVTPS2PI_MM_XMMM64: Final = 4177
+    """``cvtps2pi W:mm, R:xmm/m64`` ``REX2 0F 2D /r`` (SSE)"""
+    CVTPD2PI_MM_XMMM128: Final = 4178
     """``cvtpd2pi W:mm, R:xmm/m128`` ``66 0F 2D /r`` (SSE2)"""
-    PSHUFW_MM_MMM64_IMM8: Final = 3354
+    REX2_CVTPD2PI_MM_XMMM128: Final = 4179
+    """``cvtpd2pi W:mm, R:xmm/m128`` ``REX2 66 0F 2D /r`` (SSE2)"""
+    PSHUFW_MM_MMM64_IMM8: Final = 4180
     """``pshufw W:mm, R:mm/m64, R:imm8`` ``0F 70 /r ib`` (SSE)"""
-    MOVQ2DQ_XMM_MM: Final = 3355
+    REX2_PSHUFW_MM_MMM64_IMM8: Final = 4181
+    """``pshufw W:mm, R:mm/m64, R:imm8`` ``REX2 0F 70 /r ib`` (SSE)"""
+    MOVQ2DQ_XMM_MM: Final = 4182
     """``movq2dq W:xmm, R:mm`` ``F3 0F D6 /r`` (SSE2)"""
-    MOVDQ2Q_MM_XMM: Final = 3356
+    MOVDQ2Q_MM_XMM: Final = 4183
     """``movdq2q W:mm, R:xmm`` ``F2 0F D6 /r`` (SSE2)"""
-    MOVNTQ_M64_MM: Final = 3357
+    MOVNTQ_M64_MM: Final = 4184
     """``movntq W:m64, R:mm`` ``0F E7 /r`` (SSE)"""
-    VEX_KANDW_KR_KR_KR: Final = 3358
+    REX2_MOVNTQ_M64_MM: Final = 4185
+    """``movntq W:m64, R:mm`` ``REX2 0F E7 /r`` (SSE)"""
+    VEX_KANDW_KR_KR_KR: Final = 4186
     """``kandw W:k, R:k, R:k`` ``VEX.L1.0F.W0 41 /r`` (AVX512F)"""
-    VEX_KANDQ_KR_KR_KR: Final = 3359
+    VEX_KANDQ_KR_KR_KR: Final = 4187
     """``kandq W:k, R:k, R:k`` ``VEX.L1.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDB_KR_KR_KR: Final = 3360
+    VEX_KANDB_KR_KR_KR: Final = 4188
     """``kandb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 41 /r`` (AVX512DQ)"""
-    VEX_KANDD_KR_KR_KR: Final = 3361
+    VEX_KANDD_KR_KR_KR: Final = 4189
     """``kandd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 41 /r`` (AVX512BW)"""
-    VEX_KANDNW_KR_KR_KR: Final = 3362
+    VEX_KANDNW_KR_KR_KR: Final = 4190
     """``kandnw W:k, R:k, R:k`` ``VEX.L1.0F.W0 42 /r`` (AVX512F)"""
-    VEX_KANDNQ_KR_KR_KR: Final = 3363
+    VEX_KANDNQ_KR_KR_KR: Final = 4191
     """``kandnq W:k, R:k, R:k`` ``VEX.L1.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KANDNB_KR_KR_KR: Final = 3364
+    VEX_KANDNB_KR_KR_KR: Final = 4192
     """``kandnb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 42 /r`` (AVX512DQ)"""
-    VEX_KANDND_KR_KR_KR: Final = 3365
+    VEX_KANDND_KR_KR_KR: Final = 4193
     """``kandnd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 42 /r`` (AVX512BW)"""
-    VEX_KNOTW_KR_KR: Final = 3366
+    VEX_KNOTW_KR_KR: Final = 4194
     """``knotw W:k, R:k`` ``VEX.L0.0F.W0 44 /r`` (AVX512F)"""
-    VEX_KNOTQ_KR_KR: Final = 3367
+    VEX_KNOTQ_KR_KR: Final = 4195
     """``knotq W:k, R:k`` ``VEX.L0.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KNOTB_KR_KR: Final = 3368
+    VEX_KNOTB_KR_KR: Final = 4196
     """``knotb W:k, R:k`` ``VEX.L0.66.0F.W0 44 /r`` (AVX512DQ)"""
-    VEX_KNOTD_KR_KR: Final = 3369
+    VEX_KNOTD_KR_KR: Final = 4197
     """``knotd W:k, R:k`` ``VEX.L0.66.0F.W1 44 /r`` (AVX512BW)"""
-    VEX_KORW_KR_KR_KR: Final = 3370
+    VEX_KORW_KR_KR_KR: Final = 4198
     """``korw W:k, R:k, R:k`` ``VEX.L1.0F.W0 45 /r`` (AVX512F)"""
-    VEX_KORQ_KR_KR_KR: Final = 3371
+    VEX_KORQ_KR_KR_KR: Final = 4199
     """``korq W:k, R:k, R:k`` ``VEX.L1.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KORB_KR_KR_KR: Final = 3372
+    VEX_KORB_KR_KR_KR: Final = 4200
     """``korb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 45 /r`` (AVX512DQ)"""
-    VEX_KORD_KR_KR_KR: Final = 3373
+    VEX_KORD_KR_KR_KR: Final = 4201
     """``kord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 45 /r`` (AVX512BW)"""
-    VEX_KXNORW_KR_KR_KR: Final = 3374
+    VEX_KXNORW_KR_KR_KR: Final = 4202
     """``kxnorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 46 /r`` (AVX512F)"""
-    VEX_KXNORQ_KR_KR_KR: Final = 3375
+    VEX_KXNORQ_KR_KR_KR: Final = 4203
     """``kxnorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXNORB_KR_KR_KR: Final = 3376
+    VEX_KXNORB_KR_KR_KR: Final = 4204
     """``kxnorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 46 /r`` (AVX512DQ)"""
-    VEX_KXNORD_KR_KR_KR: Final = 3377
+    VEX_KXNORD_KR_KR_KR: Final = 4205
     """``kxnord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 46 /r`` (AVX512BW)"""
-    VEX_KXORW_KR_KR_KR: Final = 3378
+    VEX_KXORW_KR_KR_KR: Final = 4206
     """``kxorw W:k, R:k, R:k`` ``VEX.L1.0F.W0 47 /r`` (AVX512F)"""
-    VEX_KXORQ_KR_KR_KR: Final = 3379
+    VEX_KXORQ_KR_KR_KR: Final = 4207
     """``kxorq W:k, R:k, R:k`` ``VEX.L1.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KXORB_KR_KR_KR: Final = 3380
+    VEX_KXORB_KR_KR_KR: Final = 4208
     """``kxorb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 47 /r`` (AVX512DQ)"""
-    VEX_KXORD_KR_KR_KR: Final = 3381
+    VEX_KXORD_KR_KR_KR: Final = 4209
     """``kxord W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 47 /r`` (AVX512BW)"""
-    VEX_KADDW_KR_KR_KR: Final = 3382
+    VEX_KADDW_KR_KR_KR: Final = 4210
     """``kaddw W:k, R:k, R:k`` ``VEX.L1.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDQ_KR_KR_KR: Final = 3383
+    VEX_KADDQ_KR_KR_KR: Final = 4211
     """``kaddq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KADDB_KR_KR_KR: Final = 3384
+    VEX_KADDB_KR_KR_KR: Final = 4212
     """``kaddb W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4A /r`` (AVX512DQ)"""
-    VEX_KADDD_KR_KR_KR: Final = 3385
+    VEX_KADDD_KR_KR_KR: Final = 4213
     """``kaddd W:k, R:k, R:k`` ``VEX.L1.66.0F.W1 4A /r`` (AVX512BW)"""
-    VEX_KUNPCKWD_KR_KR_KR: Final = 3386
+    VEX_KUNPCKWD_KR_KR_KR: Final = 4214
     """``kunpckwd W:k, R:k, R:k`` ``VEX.L1.0F.W0 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKDQ_KR_KR_KR: Final = 3387
+    VEX_KUNPCKDQ_KR_KR_KR: Final = 4215
     """``kunpckdq W:k, R:k, R:k`` ``VEX.L1.0F.W1 4B /r`` (AVX512BW)"""
-    VEX_KUNPCKBW_KR_KR_KR: Final = 3388
+    VEX_KUNPCKBW_KR_KR_KR: Final = 4216
     """``kunpckbw W:k, R:k, R:k`` ``VEX.L1.66.0F.W0 4B /r`` (AVX512F)"""
-    VEX_KMOVW_KR_KM16: Final = 3389
+    VEX_KMOVW_KR_KM16: Final = 4217
     """``kmovw W:k, R:k/m16`` ``VEX.L0.0F.W0 90 /r`` (AVX512F)"""
-    VEX_KMOVW_M16_KR: Final = 3390
+    VEX_KMOVW_M16_KR: Final = 4218
     """``kmovw W:m16, R:k`` ``VEX.L0.0F.W0 91 /r`` (AVX512F)"""
-    VEX_KMOVW_KR_R32: Final = 3391
+    VEX_KMOVW_KR_R32: Final = 4219
     """``kmovw W:k, R:r32`` ``VEX.L0.0F.W0 92 /r`` (AVX512F)"""
-    VEX_KMOVW_R32_KR: Final = 3392
+    VEX_KMOVW_R32_KR: Final = 4220
     """``kmovw W:r32, R:k`` ``VEX.L0.0F.W0 93 /r`` (AVX512F)"""
-    VEX_KMOVQ_KR_KM64: Final = 3393
+    VEX_KMOVQ_KR_KM64: Final = 4221
     """``kmovq W:k, R:k/m64`` ``VEX.L0.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVQ_M64_KR: Final = 3394
+    VEX_KMOVQ_M64_KR: Final = 4222
     """``kmovq W:m64, R:k`` ``VEX.L0.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVQ_KR_R64: Final = 3395
+    VEX_KMOVQ_KR_R64: Final = 4223
     """``kmovq W:k, R:r64`` ``VEX.L0.F2.0F.W1 92 /r`` (AVX512BW)"""
-    VEX_KMOVQ_R64_KR: Final = 3396
+    VEX_KMOVQ_R64_KR: Final = 4224
     """``kmovq W:r64, R:k`` ``VEX.L0.F2.0F.W1 93 /r`` (AVX512BW)"""
-    VEX_KMOVB_KR_KM8: Final = 3397
+    VEX_KMOVB_KR_KM8: Final = 4225
     """``kmovb W:k, R:k/m8`` ``VEX.L0.66.0F.W0 90 /r`` (AVX512DQ)"""
-    VEX_KMOVB_M8_KR: Final = 3398
+    VEX_KMOVB_M8_KR: Final = 4226
     """``kmovb W:m8, R:k`` ``VEX.L0.66.0F.W0 91 /r`` (AVX512DQ)"""
-    VEX_KMOVB_KR_R32: Final = 3399
+    VEX_KMOVB_KR_R32: Final = 4227
     """``kmovb W:k, R:r32`` ``VEX.L0.66.0F.W0 92 /r`` (AVX512DQ)"""
-    VEX_KMOVB_R32_KR: Final = 3400
+    VEX_KMOVB_R32_KR: Final = 4228
     """``kmovb W:r32, R:k`` ``VEX.L0.66.0F.W0 93 /r`` (AVX512DQ)"""
-    VEX_KMOVD_KR_KM32: Final = 3401
+    VEX_KMOVD_KR_KM32: Final = 4229
     """``kmovd W:k, R:k/m32`` ``VEX.L0.66.0F.W1 90 /r`` (AVX512BW)"""
-    VEX_KMOVD_M32_KR: Final = 3402
+    VEX_KMOVD_M32_KR: Final = 4230
     """``kmovd W:m32, R:k`` ``VEX.L0.66.0F.W1 91 /r`` (AVX512BW)"""
-    VEX_KMOVD_KR_R32: Final = 3403
+    VEX_KMOVD_KR_R32: Final = 4231
     """``kmovd W:k, R:r32`` ``VEX.L0.F2.0F.W0 92 /r`` (AVX512BW)"""
-    VEX_KMOVD_R32_KR: Final = 3404
+    VEX_KMOVD_R32_KR: Final = 4232
     """``kmovd W:r32, R:k`` ``VEX.L0.F2.0F.W0 93 /r`` (AVX512BW)"""
-    VEX_KORTESTW_KR_KR: Final = 3405
+    VEX_KORTESTW_KR_KR: Final = 4233
     """``kortestw R:k, R:k`` ``VEX.L0.0F.W0 98 /r`` (AVX512F)"""
-    VEX_KORTESTQ_KR_KR: Final = 3406
+    VEX_KORTESTQ_KR_KR: Final = 4234
     """``kortestq R:k, R:k`` ``VEX.L0.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KORTESTB_KR_KR: Final = 3407
+    VEX_KORTESTB_KR_KR: Final = 4235
     """``kortestb R:k, R:k`` ``VEX.L0.66.0F.W0 98 /r`` (AVX512DQ)"""
-    VEX_KORTESTD_KR_KR: Final = 3408
+    VEX_KORTESTD_KR_KR: Final = 4236
     """``kortestd R:k, R:k`` ``VEX.L0.66.0F.W1 98 /r`` (AVX512BW)"""
-    VEX_KTESTW_KR_KR: Final = 3409
+    VEX_KTESTW_KR_KR: Final = 4237
     """``ktestw R:k, R:k`` ``VEX.L0.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTQ_KR_KR: Final = 3410
+    VEX_KTESTQ_KR_KR: Final = 4238
     """``ktestq R:k, R:k`` ``VEX.L0.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KTESTB_KR_KR: Final = 3411
+    VEX_KTESTB_KR_KR: Final = 4239
     """``ktestb R:k, R:k`` ``VEX.L0.66.0F.W0 99 /r`` (AVX512DQ)"""
-    VEX_KTESTD_KR_KR: Final = 3412
+    VEX_KTESTD_KR_KR: Final = 4240
     """``ktestd R:k, R:k`` ``VEX.L0.66.0F.W1 99 /r`` (AVX512BW)"""
-    VEX_KSHIFTRB_KR_KR_IMM8: Final = 3413
+    VEX_KSHIFTRB_KR_KR_IMM8: Final = 4241
     """``kshiftrb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 30 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTRW_KR_KR_IMM8: Final = 3414
+    VEX_KSHIFTRW_KR_KR_IMM8: Final = 4242
     """``kshiftrw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 30 /r ib`` (AVX512F)"""
-    VEX_KSHIFTRD_KR_KR_IMM8: Final = 3415
+    VEX_KSHIFTRD_KR_KR_IMM8: Final = 4243
     """``kshiftrd W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 3416
+    VEX_KSHIFTRQ_KR_KR_IMM8: Final = 4244
     """``kshiftrq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 31 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLB_KR_KR_IMM8: Final = 3417
+    VEX_KSHIFTLB_KR_KR_IMM8: Final = 4245
     """``kshiftlb W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 32 /r ib`` (AVX512DQ)"""
-    VEX_KSHIFTLW_KR_KR_IMM8: Final = 3418
+    VEX_KSHIFTLW_KR_KR_IMM8: Final = 4246
     """``kshiftlw W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 32 /r ib`` (AVX512F)"""
-    VEX_KSHIFTLD_KR_KR_IMM8: Final = 3419
+    VEX_KSHIFTLD_KR_KR_IMM8: Final = 4247
     """``kshiftld W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W0 33 /r ib`` (AVX512BW)"""
-    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 3420
+    VEX_KSHIFTLQ_KR_KR_IMM8: Final = 4248
     """``kshiftlq W:k, R:k, R:imm8`` ``VEX.L0.66.0F3A.W1 33 /r ib`` (AVX512BW)"""
-    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 3421
+    VEX_VPGATHERDD_XMM_VM32X_XMM: Final = 4249
     """``vpgatherdd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 90 /r`` (AVX2)"""
-    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 3422
+    VEX_VPGATHERDD_YMM_VM32Y_YMM: Final = 4250
     """``vpgatherdd RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 3423
+    EVEX_VPGATHERDD_XMM_K1_VM32X: Final = 4251
     """``vpgatherdd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 3424
+    EVEX_VPGATHERDD_YMM_K1_VM32Y: Final = 4252
     """``vpgatherdd RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 3425
+    EVEX_VPGATHERDD_ZMM_K1_VM32Z: Final = 4253
     """``vpgatherdd RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 90 /r`` (AVX512F)"""
-    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 3426
+    VEX_VPGATHERDQ_XMM_VM32X_XMM: Final = 4254
     """``vpgatherdq RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 90 /r`` (AVX2)"""
-    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 3427
+    VEX_VPGATHERDQ_YMM_VM32X_YMM: Final = 4255
     """``vpgatherdq RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 90 /r`` (AVX2)"""
-    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 3428
+    EVEX_VPGATHERDQ_XMM_K1_VM32X: Final = 4256
     """``vpgatherdq RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 3429
+    EVEX_VPGATHERDQ_YMM_K1_VM32X: Final = 4257
     """``vpgatherdq RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 90 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 3430
+    EVEX_VPGATHERDQ_ZMM_K1_VM32Y: Final = 4258
     """``vpgatherdq RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 90 /r`` (AVX512F)"""
-    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 3431
+    VEX_VPGATHERQD_XMM_VM64X_XMM: Final = 4259
     """``vpgatherqd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 91 /r`` (AVX2)"""
-    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 3432
+    VEX_VPGATHERQD_XMM_VM64Y_XMM: Final = 4260
     """``vpgatherqd RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 3433
+    EVEX_VPGATHERQD_XMM_K1_VM64X: Final = 4261
     """``vpgatherqd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 3434
+    EVEX_VPGATHERQD_XMM_K1_VM64Y: Final = 4262
     """``vpgatherqd RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 3435
+    EVEX_VPGATHERQD_YMM_K1_VM64Z: Final = 4263
     """``vpgatherqd RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 91 /r`` (AVX512F)"""
-    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 3436
+    VEX_VPGATHERQQ_XMM_VM64X_XMM: Final = 4264
     """``vpgatherqq RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 91 /r`` (AVX2)"""
-    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 3437
+    VEX_VPGATHERQQ_YMM_VM64Y_YMM: Final = 4265
     """``vpgatherqq RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 91 /r`` (AVX2)"""
-    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 3438
+    EVEX_VPGATHERQQ_XMM_K1_VM64X: Final = 4266
     """``vpgatherqq RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 3439
+    EVEX_VPGATHERQQ_YMM_K1_VM64Y: Final = 4267
     """``vpgatherqq RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 91 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 3440
+    EVEX_VPGATHERQQ_ZMM_K1_VM64Z: Final = 4268
     """``vpgatherqq RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 91 /r`` (AVX512F)"""
-    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 3441
+    VEX_VGATHERDPS_XMM_VM32X_XMM: Final = 4269
     """``vgatherdps RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W0 92 /r`` (AVX2)"""
-    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 3442
+    VEX_VGATHERDPS_YMM_VM32Y_YMM: Final = 4270
     """``vgatherdps RW:ymm, R:vm32y, RW:ymm`` ``VEX.256.66.0F38.W0 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 3443
+    EVEX_VGATHERDPS_XMM_K1_VM32X: Final = 4271
     """``vgatherdps RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 3444
+    EVEX_VGATHERDPS_YMM_K1_VM32Y: Final = 4272
     """``vgatherdps RW:ymm, R:vm32y`` ``EVEX.256.66.0F38.W0 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 3445
+    EVEX_VGATHERDPS_ZMM_K1_VM32Z: Final = 4273
     """``vgatherdps RCW:zmm, R:vm32z`` ``EVEX.512.66.0F38.W0 92 /r`` (AVX512F)"""
-    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 3446
+    VEX_VGATHERDPD_XMM_VM32X_XMM: Final = 4274
     """``vgatherdpd RW:xmm, R:vm32x, RW:xmm`` ``VEX.128.66.0F38.W1 92 /r`` (AVX2)"""
-    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 3447
+    VEX_VGATHERDPD_YMM_VM32X_YMM: Final = 4275
     """``vgatherdpd RW:ymm, R:vm32x, RW:ymm`` ``VEX.256.66.0F38.W1 92 /r`` (AVX2)"""
-    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 3448
+    EVEX_VGATHERDPD_XMM_K1_VM32X: Final = 4276
     """``vgatherdpd RW:xmm, R:vm32x`` ``EVEX.128.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 3449
+    EVEX_VGATHERDPD_YMM_K1_VM32X: Final = 4277
     """``vgatherdpd RW:ymm, R:vm32x`` ``EVEX.256.66.0F38.W1 92 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 3450
+    EVEX_VGATHERDPD_ZMM_K1_VM32Y: Final = 4278
     """``vgatherdpd RCW:zmm, R:vm32y`` ``EVEX.512.66.0F38.W1 92 /r`` (AVX512F)"""
-    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 3451
+    VEX_VGATHERQPS_XMM_VM64X_XMM: Final = 4279
     """``vgatherqps RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W0 93 /r`` (AVX2)"""
-    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 3452
+    VEX_VGATHERQPS_XMM_VM64Y_XMM: Final = 4280
     """``vgatherqps RW:xmm, R:vm64y, RW:xmm`` ``VEX.256.66.0F38.W0 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 3453
+    EVEX_VGATHERQPS_XMM_K1_VM64X: Final = 4281
     """``vgatherqps RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 3454
+    EVEX_VGATHERQPS_XMM_K1_VM64Y: Final = 4282
     """``vgatherqps RW:xmm, R:vm64y`` ``EVEX.256.66.0F38.W0 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 3455
+    EVEX_VGATHERQPS_YMM_K1_VM64Z: Final = 4283
     """``vgatherqps RW:ymm, R:vm64z`` ``EVEX.512.66.0F38.W0 93 /r`` (AVX512F)"""
-    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 3456
+    VEX_VGATHERQPD_XMM_VM64X_XMM: Final = 4284
     """``vgatherqpd RW:xmm, R:vm64x, RW:xmm`` ``VEX.128.66.0F38.W1 93 /r`` (AVX2)"""
-    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 3457
+    VEX_VGATHERQPD_YMM_VM64Y_YMM: Final = 4285
     """``vgatherqpd RW:ymm, R:vm64y, RW:ymm`` ``VEX.256.66.0F38.W1 93 /r`` (AVX2)"""
-    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 3458
+    EVEX_VGATHERQPD_XMM_K1_VM64X: Final = 4286
     """``vgatherqpd RW:xmm, R:vm64x`` ``EVEX.128.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 3459
+    EVEX_VGATHERQPD_YMM_K1_VM64Y: Final = 4287
     """``vgatherqpd RW:ymm, R:vm64y`` ``EVEX.256.66.0F38.W1 93 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 3460
+    EVEX_VGATHERQPD_ZMM_K1_VM64Z: Final = 4288
     """``vgatherqpd RCW:zmm, R:vm64z`` ``EVEX.512.66.0F38.W1 93 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 3461
+    EVEX_VPSCATTERDD_VM32X_K1_XMM: Final = 4289
     """``vpscatterdd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 3462
+    EVEX_VPSCATTERDD_VM32Y_K1_YMM: Final = 4290
     """``vpscatterdd CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 3463
+    EVEX_VPSCATTERDD_VM32Z_K1_ZMM: Final = 4291
     """``vpscatterdd CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 3464
+    EVEX_VPSCATTERDQ_VM32X_K1_XMM: Final = 4292
     """``vpscatterdq CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 3465
+    EVEX_VPSCATTERDQ_VM32X_K1_YMM: Final = 4293
     """``vpscatterdq CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A0 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 3466
+    EVEX_VPSCATTERDQ_VM32Y_K1_ZMM: Final = 4294
     """``vpscatterdq CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A0 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 3467
+    EVEX_VPSCATTERQD_VM64X_K1_XMM: Final = 4295
     """``vpscatterqd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 3468
+    EVEX_VPSCATTERQD_VM64Y_K1_XMM: Final = 4296
     """``vpscatterqd CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 3469
+    EVEX_VPSCATTERQD_VM64Z_K1_YMM: Final = 4297
     """``vpscatterqd CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A1 /r`` (AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 3470
+    EVEX_VPSCATTERQQ_VM64X_K1_XMM: Final = 4298
     """``vpscatterqq CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 3471
+    EVEX_VPSCATTERQQ_VM64Y_K1_YMM: Final = 4299
     """``vpscatterqq CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A1 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 3472
+    EVEX_VPSCATTERQQ_VM64Z_K1_ZMM: Final = 4300
     """``vpscatterqq CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A1 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 3473
+    EVEX_VSCATTERDPS_VM32X_K1_XMM: Final = 4301
     """``vscatterdps CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 3474
+    EVEX_VSCATTERDPS_VM32Y_K1_YMM: Final = 4302
     """``vscatterdps CW:vm32y, R:ymm`` ``EVEX.256.66.0F38.W0 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 3475
+    EVEX_VSCATTERDPS_VM32Z_K1_ZMM: Final = 4303
     """``vscatterdps CW:vm32z, R:zmm`` ``EVEX.512.66.0F38.W0 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 3476
+    EVEX_VSCATTERDPD_VM32X_K1_XMM: Final = 4304
     """``vscatterdpd CW:vm32x, R:xmm`` ``EVEX.128.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 3477
+    EVEX_VSCATTERDPD_VM32X_K1_YMM: Final = 4305
     """``vscatterdpd CW:vm32x, R:ymm`` ``EVEX.256.66.0F38.W1 A2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 3478
+    EVEX_VSCATTERDPD_VM32Y_K1_ZMM: Final = 4306
     """``vscatterdpd CW:vm32y, R:zmm`` ``EVEX.512.66.0F38.W1 A2 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 3479
+    EVEX_VSCATTERQPS_VM64X_K1_XMM: Final = 4307
     """``vscatterqps CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 3480
+    EVEX_VSCATTERQPS_VM64Y_K1_XMM: Final = 4308
     """``vscatterqps CW:vm64y, R:xmm`` ``EVEX.256.66.0F38.W0 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 3481
+    EVEX_VSCATTERQPS_VM64Z_K1_YMM: Final = 4309
     """``vscatterqps CW:vm64z, R:ymm`` ``EVEX.512.66.0F38.W0 A3 /r`` (AVX512F)"""
-    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 3482
+    EVEX_VSCATTERQPD_VM64X_K1_XMM: Final = 4310
     """``vscatterqpd CW:vm64x, R:xmm`` ``EVEX.128.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 3483
+    EVEX_VSCATTERQPD_VM64Y_K1_YMM: Final = 4311
     """``vscatterqpd CW:vm64y, R:ymm`` ``EVEX.256.66.0F38.W1 A3 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 3484
+    EVEX_VSCATTERQPD_VM64Z_K1_ZMM: Final = 4312
     """``vscatterqpd CW:vm64z, R:zmm`` ``EVEX.512.66.0F38.W1 A3 /r`` (AVX512F)"""
-    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 3485
+    EVEX_VGATHERPF0DPS_VM32Z_K1: Final = 4313
     """``vgatherpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 3486
+    EVEX_VGATHERPF0DPD_VM32Y_K1: Final = 4314
     """``vgatherpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 3487
+    EVEX_VGATHERPF1DPS_VM32Z_K1: Final = 4315
     """``vgatherpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 3488
+    EVEX_VGATHERPF1DPD_VM32Y_K1: Final = 4316
     """``vgatherpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 3489
+    EVEX_VSCATTERPF0DPS_VM32Z_K1: Final = 4317
     """``vscatterpf0dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 3490
+    EVEX_VSCATTERPF0DPD_VM32Y_K1: Final = 4318
     """``vscatterpf0dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 3491
+    EVEX_VSCATTERPF1DPS_VM32Z_K1: Final = 4319
     """``vscatterpf1dps N:vm32z`` ``EVEX.512.66.0F38.W0 C6 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 3492
+    EVEX_VSCATTERPF1DPD_VM32Y_K1: Final = 4320
     """``vscatterpf1dpd N:vm32y`` ``EVEX.512.66.0F38.W1 C6 /6`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 3493
+    EVEX_VGATHERPF0QPS_VM64Z_K1: Final = 4321
     """``vgatherpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 3494
+    EVEX_VGATHERPF0QPD_VM64Z_K1: Final = 4322
     """``vgatherpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /1`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 3495
+    EVEX_VGATHERPF1QPS_VM64Z_K1: Final = 4323
     """``vgatherpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /2`` (AVX512PF)"""
-    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 3496
+    EVEX_VGATHERPF1QPD_VM64Z_K1: Final = 4324
     """``vgatherpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /2`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 3497
+    EVEX_VSCATTERPF0QPS_VM64Z_K1: Final = 4325
     """``vscatterpf0qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 3498
+    EVEX_VSCATTERPF0QPD_VM64Z_K1: Final = 4326
     """``vscatterpf0qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /5`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 3499
+    EVEX_VSCATTERPF1QPS_VM64Z_K1: Final = 4327
     """``vscatterpf1qps N:vm64z`` ``EVEX.512.66.0F38.W0 C7 /6`` (AVX512PF)"""
-    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 3500
+    EVEX_VSCATTERPF1QPD_VM64Z_K1: Final = 4328
     """``vscatterpf1qpd N:vm64z`` ``EVEX.512.66.0F38.W1 C7 /6`` (AVX512PF)"""
-    VEX_LDTILECFG_M512: Final = 3501
+    VEX_LDTILECFG_M512: Final = 4329
     """``ldtilecfg R:m512`` ``VEX.128.0F38.W0 49 /0`` (AMX_TILE)"""
-    VEX_TILERELEASE: Final = 3502
+    VEX_TILERELEASE: Final = 4330
     """``tilerelease`` ``VEX.128.0F38.W0 49 C0`` (AMX_TILE)"""
-    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 3503
+    VEX_TDPBF16PS_TMM_TMM_TMM: Final = 4331
     """``tdpbf16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5C /r`` (AMX_BF16)"""
-    VEX_TDPBUUD_TMM_TMM_TMM: Final = 3504
+    VEX_TDPBUUD_TMM_TMM_TMM: Final = 4332
     """``tdpbuud RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBUSD_TMM_TMM_TMM: Final = 3505
+    VEX_TDPBUSD_TMM_TMM_TMM: Final = 4333
     """``tdpbusd RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSUD_TMM_TMM_TMM: Final = 3506
+    VEX_TDPBSUD_TMM_TMM_TMM: Final = 4334
     """``tdpbsud RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPBSSD_TMM_TMM_TMM: Final = 3507
+    VEX_TDPBSSD_TMM_TMM_TMM: Final = 4335
     """``tdpbssd RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5E /r`` (AMX_INT8)"""
-    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 3508
+    VEX_TDPFP16PS_TMM_TMM_TMM: Final = 4336
     """``tdpfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.0F38.W0 5C /r`` (AMX_FP16)"""
-    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 3509
+    VEX_TCMMIMFP16PS_TMM_TMM_TMM: Final = 4337
     """``tcmmimfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 3510
+    VEX_TCMMRLFP16PS_TMM_TMM_TMM: Final = 4338
     """``tcmmrlfp16ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.0F38.W0 6C /r`` (AMX_COMPLEX)"""
-    VEX_TILELOADDT1_TMM_SIBMEM: Final = 3511
+    VEX_TILELOADDT1_TMM_SIBMEM: Final = 4339
     """``tileloaddt1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILESTORED_SIBMEM_TMM: Final = 3512
+    VEX_TILESTORED_SIBMEM_TMM: Final = 4340
     """``tilestored W:sibmem, R:tmm`` ``VEX.128.F3.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILELOADD_TMM_SIBMEM: Final = 3513
+    VEX_TILELOADD_TMM_SIBMEM: Final = 4341
     """``tileloadd W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4B /r`` (AMX_TILE)"""
-    VEX_TILEZERO_TMM: Final = 3514
+    VEX_TILEZERO_TMM: Final = 4342
     """``tilezero W:tmm`` ``VEX.128.F2.0F38.W0 49 C0`` (AMX_TILE)"""
-    PUSHFQ: Final = 3515
+    PUSHFQ: Final = 4343
     """``pushf`` ``9C`` (X64)"""
-    POPFQ: Final = 3516
+    POPFQ: Final = 4344
     """``popf`` ``9D`` (X64)"""
-    PUSHFW: Final = 3517
+    PUSHFW: Final = 4345
     """``pushfw`` ``o16 9C`` (INTEL8086)"""
-    POPFW: Final = 3518
+    POPFW: Final = 4346
     """``popfw`` ``o16 9D`` (INTEL8086)"""
-    ENTERQ_IMM16_IMM8: Final = 3519
+    ENTERQ_IMM16_IMM8: Final = 4347
     """``enter R:imm16, R:imm8`` ``C8 iw ib`` (X64)"""
-    ENTERW_IMM16_IMM8: Final = 3520
+    ENTERW_IMM16_IMM8: Final = 4348
     """``enterw R:imm16, R:imm8`` ``o16 C8 iw ib`` (INTEL186)"""
-    LEAVEQ: Final = 3521
+    LEAVEQ: Final = 4349
     """``leave`` ``C9`` (X64)"""
-    LEAVEW: Final = 3522
+    LEAVEW: Final = 4350
     """``leavew`` ``o16 C9`` (INTEL186)"""
-    CLAC: Final = 3523
+    CLAC: Final = 4351
     """``clac`` ``0F 01 CA`` (SMAP)"""
-    STAC: Final = 3524
+    STAC: Final = 4352
     """``stac`` ``0F 01 CB`` (SMAP)"""
-    SYSCALL: Final = 3525
+    SYSCALL: Final = 4353
     """``syscall`` ``0F 05`` (SYSCALL)"""
-    RSM: Final = 3526
+    RSM: Final = 4354
     """``rsm`` ``0F AA`` (SMM)"""
-    UIRET: Final = 3527
+    UIRET: Final = 4355
     """``uiret`` ``F3 0F 01 EC`` (UINTR)"""
-    ERETU: Final = 3528
+    ERETU: Final = 4356
     """``eretu`` ``F3 0F 01 CA`` (FRED)"""
-    ERETS: Final = 3529
+    ERETS: Final = 4357
     """``erets`` ``F2 0F 01 CA`` (FRED)"""
-    TESTUI: Final = 3530
+    TESTUI: Final = 4358
     """``testui`` ``F3 0F 01 ED`` (UINTR)"""
-    CLUI: Final = 3531
+    CLUI: Final = 4359
     """``clui`` ``F3 0F 01 EE`` (UINTR)"""
-    STUI: Final = 3532
+    STUI: Final = 4360
     """``stui`` ``F3 0F 01 EF`` (UINTR)"""
-    SENDUIPI_R64: Final = 3533
+    SENDUIPI_R64: Final = 4361
     """``senduipi R:r64`` ``F3 0F C7 /6`` (UINTR)"""
-    PBLENDVB_XMM_XMMM128: Final = 3534
+    REX2_SENDUIPI_R64: Final = 4362
+    """``senduipi R:r64`` ``REX2 F3 0F C7 /6`` (UINTR)"""
+    PBLENDVB_XMM_XMMM128: Final = 4363
     """``pblendvb RW:xmm, R:xmm/m128`` ``66 0F 38 10 /r`` (SSE4_1)"""
-    BLENDVPS_XMM_XMMM128: Final = 3535
+    BLENDVPS_XMM_XMMM128: Final = 4364
     """``blendvps RW:xmm, R:xmm/m128`` ``66 0F 38 14 /r`` (SSE4_1)"""
-    BLENDVPD_XMM_XMMM128: Final = 3536
+    BLENDVPD_XMM_XMMM128: Final = 4365
     """``blendvpd RW:xmm, R:xmm/m128`` ``66 0F 38 15 /r`` (SSE4_1)"""
-    SHA256RNDS2_XMM_XMMM128: Final = 3537
+    SHA256RNDS2_XMM_XMMM128: Final = 4366
     """``sha256rnds2 RW:xmm, R:xmm/m128`` ``0F 38 CB /r`` (SHA)"""
-    HRESET_IMM8: Final = 3538
+    HRESET_IMM8: Final = 4367
     """``hreset N:imm8`` ``F3 0F 3A F0 C0 ib`` (HRESET)"""
-    UMONITOR_R64: Final = 3539
+    UMONITOR_R64: Final = 4368
     """``umonitor R:r64`` ``F3 0F AE /6`` (WAITPKG)"""
-    UMONITOR_R32: Final = 3540
+    REX2_UMONITOR_R64: Final = 4369
+    """``umonitor R:r64`` ``REX2 F3 0F AE /6`` (WAITPKG)"""
+    UMONITOR_R32: Final = 4370
     """``umonitor R:r32`` ``a32 F3 0F AE /6`` (WAITPKG)"""
-    VMREAD_RM64_R64: Final = 3541
+    VMREAD_RM64_R64: Final = 4371
     """``vmread W:r64/m64, R:r64`` ``0F 78 /r`` (VMX)"""
-    VMWRITE_R64_RM64: Final = 3542
+    REX2_VMREAD_RM64_R64: Final = 4372
+    """``vmread W:r64/m64, R:r64`` ``REX2 0F 78 /r`` (VMX)"""
+    VMWRITE_R64_RM64: Final = 4373
     """``vmwrite R:r64, R:r64/m64`` ``0F 79 /r`` (VMX)"""
-    INVEPT_R64_M128: Final = 3543
+    REX2_VMWRITE_R64_RM64: Final = 4374
+    """``vmwrite R:r64, R:r64/m64`` ``REX2 0F 79 /r`` (VMX)"""
+    INVEPT_R64_M128: Final = 4375
     """``invept R:r64, R:m128`` ``66 0F 38 80 /r`` (VMX+INVEPT)"""
-    INVVPID_R64_M128: Final = 3544
+    INVVPID_R64_M128: Final = 4376
     """``invvpid R:r64, R:m128`` ``66 0F 38 81 /r`` (VMX+INVVPID)"""
-    INVPCID_R64_M128: Final = 3545
+    INVPCID_R64_M128: Final = 4377
     """``invpcid R:r64, R:m128`` ``66 0F 38 82 /r`` (INVPCID)"""
-    VMRUNQ: Final = 3546
+    VMRUNQ: Final = 4378
     """``vmrun`` ``0F 01 D8`` (SVM)"""
-    VMRUND: Final = 3547
+    VMRUND: Final = 4379
     """``vmrun`` ``a32 0F 01 D8`` (SVM)"""
-    VMLOADQ: Final = 3548
+    VMLOADQ: Final = 4380
     """``vmload`` ``0F 01 DA`` (SVM)"""
-    VMLOADD: Final = 3549
+    VMLOADD: Final = 4381
     """``vmload`` ``a32 0F 01 DA`` (SVM)"""
-    VMSAVEQ: Final = 3550
+    VMSAVEQ: Final = 4382
     """``vmsave`` ``0F 01 DB`` (SVM)"""
-    VMSAVED: Final = 3551
+    VMSAVED: Final = 4383
     """``vmsave`` ``a32 0F 01 DB`` (SVM)"""
-    INVLPGAQ: Final = 3552
+    INVLPGAQ: Final = 4384
     """``invlpga`` ``0F 01 DF`` (SVM)"""
-    INVLPGAD: Final = 3553
+    INVLPGAD: Final = 4385
     """``invlpga`` ``a32 0F 01 DF`` (SVM)"""
-    CLZEROQ: Final = 3554
+    CLZEROQ: Final = 4386
     """``clzero`` ``0F 01 FC`` (CLZERO)"""
-    CLZEROD: Final = 3555
+    CLZEROD: Final = 4387
     """``clzero`` ``a32 0F 01 FC`` (CLZERO)"""
-    RMPUPDATE: Final = 3556
+    RMPUPDATE: Final = 4388
     """``rmpupdate`` ``F2 0F 01 FE`` (SEV_SNP)"""
-    PVALIDATEQ: Final = 3557
+    PVALIDATEQ: Final = 4389
     """``pvalidate`` ``F2 0F 01 FF`` (SEV_SNP)"""
-    PVALIDATED: Final = 3558
+    PVALIDATED: Final = 4390
     """``pvalidate`` ``a32 F2 0F 01 FF`` (SEV_SNP)"""
-    INVLPGBQ: Final = 3559
+    INVLPGBQ: Final = 4391
     """``invlpgb`` ``0F 01 FE`` (INVLPGB)"""
-    INVLPGBD: Final = 3560
+    INVLPGBD: Final = 4392
     """``invlpgb`` ``a32 0F 01 FE`` (INVLPGB)"""
-    WRMSRLIST: Final = 3561
+    WRMSRLIST: Final = 4393
     """``wrmsrlist`` ``F3 0F 01 C6`` (MSRLIST)"""
-    RDMSRLIST: Final = 3562
+    RDMSRLIST: Final = 4394
     """``rdmsrlist`` ``F2 0F 01 C6`` (MSRLIST)"""
-    PBNDKB: Final = 3563
+    PBNDKB: Final = 4395
     """``pbndkb`` ``0F 01 C7`` (TSE)"""
-    URDMSR_R64_R64: Final = 3564
+    URDMSR_R64_R64: Final = 4396
     """``urdmsr W:r64, R:r64`` ``F2 0F 38 F8 /r`` (USER_MSR)"""
-    VEX_URDMSR_R64_IMM32: Final = 3565
+    VEX_URDMSR_R64_IMM32: Final = 4397
     """``urdmsr W:r64, R:imm32`` ``VEX.LZ.F2.MAP7.W0 F8 /0 id`` (USER_MSR)"""
-    UWRMSR_R64_R64: Final = 3566
+    UWRMSR_R64_R64: Final = 4398
     """``uwrmsr R:r64, R:r64`` ``F3 0F 38 F8 /r`` (USER_MSR)"""
-    VEX_UWRMSR_IMM32_R64: Final = 3567
+    VEX_UWRMSR_IMM32_R64: Final = 4399
     """``uwrmsr R:imm32, R:r64`` ``VEX.LZ.F3.MAP7.W0 F8 /0 id`` (USER_MSR)"""
-    MOVRS_R8_M8: Final = 3568
+    MOVRS_R8_M8: Final = 4400
     """``movrs W:r8, R:m8`` ``0F 38 8A /r`` (MOVRS)"""
-    MOVRS_R16_M16: Final = 3569
+    MOVRS_R16_M16: Final = 4401
     """``movrs W:r16, R:m16`` ``o16 0F 38 8B /r`` (MOVRS)"""
-    MOVRS_R32_M32: Final = 3570
+    MOVRS_R32_M32: Final = 4402
     """``movrs W:r32, R:m32`` ``0F 38 8B /r`` (MOVRS)"""
-    MOVRS_R64_M64: Final = 3571
+    MOVRS_R64_M64: Final = 4403
     """``movrs W:r64, R:m64`` ``REX.W 0F 38 8B /r`` (MOVRS)"""
-    PREFETCHRST2_M8: Final = 3572
+    PREFETCHRST2_M8: Final = 4404
     """``prefetchrst2 N:m8`` ``0F 18 /4`` (MOVRS)"""
-    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 3573
+    REX2_PREFETCHRST2_M8: Final = 4405
+    """``prefetchrst2 N:m8`` ``REX2 0F 18 /4`` (MOVRS)"""
+    EVEX_VMOVRSB_XMM_K1Z_M128: Final = 4406
     """``vmovrsb W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 3574
+    EVEX_VMOVRSB_YMM_K1Z_M256: Final = 4407
     """``vmovrsb W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 3575
+    EVEX_VMOVRSB_ZMM_K1Z_M512: Final = 4408
     """``vmovrsb W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 3576
+    EVEX_VMOVRSW_XMM_K1Z_M128: Final = 4409
     """``vmovrsw W:xmm, R:m128`` ``EVEX.128.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 3577
+    EVEX_VMOVRSW_YMM_K1Z_M256: Final = 4410
     """``vmovrsw W:ymm, R:m256`` ``EVEX.256.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 3578
+    EVEX_VMOVRSW_ZMM_K1Z_M512: Final = 4411
     """``vmovrsw W:zmm, R:m512`` ``EVEX.512.F2.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 3579
+    EVEX_VMOVRSD_XMM_K1Z_M128: Final = 4412
     """``vmovrsd W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 3580
+    EVEX_VMOVRSD_YMM_K1Z_M256: Final = 4413
     """``vmovrsd W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 3581
+    EVEX_VMOVRSD_ZMM_K1Z_M512: Final = 4414
     """``vmovrsd W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W0 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 3582
+    EVEX_VMOVRSQ_XMM_K1Z_M128: Final = 4415
     """``vmovrsq W:xmm, R:m128`` ``EVEX.128.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 3583
+    EVEX_VMOVRSQ_YMM_K1Z_M256: Final = 4416
     """``vmovrsq W:ymm, R:m256`` ``EVEX.256.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 3584
+    EVEX_VMOVRSQ_ZMM_K1Z_M512: Final = 4417
     """``vmovrsq W:zmm, R:m512`` ``EVEX.512.F3.MAP5.W1 6F /r`` (AVX10_2+MOVRS)"""
-    VEX_TILELOADDRS_TMM_SIBMEM: Final = 3585
+    VEX_TILELOADDRS_TMM_SIBMEM: Final = 4418
     """``tileloaddrs W:tmm, R:sibmem`` ``VEX.128.F2.0F38.W0 4A /r`` (AMX_MOVRS)"""
-    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 3586
+    VEX_TILELOADDRST1_TMM_SIBMEM: Final = 4419
     """``tileloaddrst1 W:tmm, R:sibmem`` ``VEX.128.66.0F38.W0 4A /r`` (AMX_MOVRS)"""
-    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 3587
+    VEX_TDPBF8PS_TMM_TMM_TMM: Final = 4420
     """``tdpbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.NP.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 3588
+    VEX_TDPBHF8PS_TMM_TMM_TMM: Final = 4421
     """``tdpbhf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F2.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 3589
+    VEX_TDPHBF8PS_TMM_TMM_TMM: Final = 4422
     """``tdphbf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.F3.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 3590
+    VEX_TDPHF8PS_TMM_TMM_TMM: Final = 4423
     """``tdphf8ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.MAP5.W0 FD /r`` (AMX_FP8)"""
-    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 3591
+    VEX_TMMULTF32PS_TMM_TMM_TMM: Final = 4424
     """``tmmultf32ps RW:tmm, R:tmm, R:tmm`` ``VEX.128.66.0F38.W0 48 /r`` (AMX_TF32)"""
-    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 3592
+    EVEX_TCVTROWD2PS_ZMM_TMM_R32: Final = 4425
     """``tcvtrowd2ps W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 4A /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 3593
+    EVEX_TCVTROWD2PS_ZMM_TMM_IMM8: Final = 4426
     """``tcvtrowd2ps W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 3594
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32: Final = 4427
     """``tcvtrowps2bf16h W:zmm, R:tmm, R:r32`` ``EVEX.512.F2.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 3595
+    EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8: Final = 4428
     """``tcvtrowps2bf16h W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 3596
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32: Final = 4429
     """``tcvtrowps2bf16l W:zmm, R:tmm, R:r32`` ``EVEX.512.F3.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 3597
+    EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8: Final = 4430
     """``tcvtrowps2bf16l W:zmm, R:tmm, R:imm8`` ``EVEX.512.F3.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 3598
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_R32: Final = 4431
     """``tcvtrowps2phh W:zmm, R:tmm, R:r32`` ``EVEX.512.NP.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 3599
+    EVEX_TCVTROWPS2PHH_ZMM_TMM_IMM8: Final = 4432
     """``tcvtrowps2phh W:zmm, R:tmm, R:imm8`` ``EVEX.512.NP.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 3600
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_R32: Final = 4433
     """``tcvtrowps2phl W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 6D /r`` (AMX_AVX512)"""
-    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 3601
+    EVEX_TCVTROWPS2PHL_ZMM_TMM_IMM8: Final = 4434
     """``tcvtrowps2phl W:zmm, R:tmm, R:imm8`` ``EVEX.512.F2.0F3A.W0 77 /r ib`` (AMX_AVX512)"""
-    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 3602
+    EVEX_TILEMOVROW_ZMM_TMM_R32: Final = 4435
     """``tilemovrow W:zmm, R:tmm, R:r32`` ``EVEX.512.66.0F38.W0 4A /r`` (AMX_AVX512)"""
-    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 3603
+    EVEX_TILEMOVROW_ZMM_TMM_IMM8: Final = 4436
     """``tilemovrow W:zmm, R:tmm, R:imm8`` ``EVEX.512.66.0F3A.W0 07 /r ib`` (AMX_AVX512)"""
-    XCRYPTECB_64: Final = 3604
+    XCRYPTECB_64: Final = 4437
     """``xcryptecb`` ``F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTECB_32: Final = 3605
+    XCRYPTECB_32: Final = 4438
     """``xcryptecb`` ``a32 F3 0F A7 C8`` (PADLOCK_ACE)"""
-    XCRYPTCBC_64: Final = 3606
+    XCRYPTCBC_64: Final = 4439
     """``xcryptcbc`` ``F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCBC_32: Final = 3607
+    XCRYPTCBC_32: Final = 4440
     """``xcryptcbc`` ``a32 F3 0F A7 D0`` (PADLOCK_ACE)"""
-    XCRYPTCTR_64: Final = 3608
+    XCRYPTCTR_64: Final = 4441
     """``xcryptctr`` ``F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCTR_32: Final = 3609
+    XCRYPTCTR_32: Final = 4442
     """``xcryptctr`` ``a32 F3 0F A7 D8`` (PADLOCK_ACE)"""
-    XCRYPTCFB_64: Final = 3610
+    XCRYPTCFB_64: Final = 4443
     """``xcryptcfb`` ``F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTCFB_32: Final = 3611
+    XCRYPTCFB_32: Final = 4444
     """``xcryptcfb`` ``a32 F3 0F A7 E0`` (PADLOCK_ACE)"""
-    XCRYPTOFB_64: Final = 3612
+    XCRYPTOFB_64: Final = 4445
     """``xcryptofb`` ``F3 0F A7 E8`` (PADLOCK_ACE)"""
-    XCRYPTOFB_32: Final = 3613
+    XCRYPTOFB_32: Final = 4446
     """``xcryptofb`` ``a32 F3 0F A7 E8`` (PADLOCK_ACE)"""
-    MONTMUL_32: Final = 3614
+    MONTMUL_32: Final = 4447
     """``montmul`` ``a32 F3 0F A6 C0`` (PADLOCK_PMM)"""
-    XSHA1_64: Final = 3615
+    XSHA1_64: Final = 4448
     """``xsha1`` ``F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA1_32: Final = 3616
+    XSHA1_32: Final = 4449
     """``xsha1`` ``a32 F3 0F A6 C8`` (PADLOCK_PHE)"""
-    XSHA256_64: Final = 3617
+    XSHA256_64: Final = 4450
     """``xsha256`` ``F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA256_32: Final = 3618
+    XSHA256_32: Final = 4451
     """``xsha256`` ``a32 F3 0F A6 D0`` (PADLOCK_PHE)"""
-    XSHA512_64: Final = 3619
+    XSHA512_64: Final = 4452
     """``xsha512`` ``F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_32: Final = 3620
+    XSHA512_32: Final = 4453
     """``xsha512`` ``a32 F3 0F A6 E0`` (PADLOCK_PHE)"""
-    XSHA512_ALT_64: Final = 3621
+    XSHA512_ALT_64: Final = 4454
     """``xsha512_alt`` ``F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSHA512_ALT_32: Final = 3622
+    XSHA512_ALT_32: Final = 4455
     """``xsha512_alt`` ``a32 F3 0F A6 D8`` (PADLOCK_PHE)"""
-    XSTORE_64: Final = 3623
+    XSTORE_64: Final = 4456
     """``xstore`` ``0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_32: Final = 3624
+    XSTORE_32: Final = 4457
     """``xstore`` ``a32 0F A7 C0`` (PADLOCK_RNG)"""
-    XSTORE_ALT_64: Final = 3625
+    XSTORE_ALT_64: Final = 4458
     """``xstore_alt`` ``F3 0F A7 F8`` (PADLOCK_RNG)"""
-    XSTORE_ALT_32: Final = 3626
+    XSTORE_ALT_32: Final = 4459
     """``xstore_alt`` ``a32 F3 0F A7 F8`` (PADLOCK_RNG)"""
-    CCS_HASH_64: Final = 3627
+    CCS_HASH_64: Final = 4460
     """``ccs_hash`` ``F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_HASH_32: Final = 3628
+    CCS_HASH_32: Final = 4461
     """``ccs_hash`` ``a32 F3 0F A6 E8`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_64: Final = 3629
+    CCS_ENCRYPT_64: Final = 4462
     """``ccs_encrypt`` ``F3 0F A7 F0`` (PADLOCK_GMI)"""
-    CCS_ENCRYPT_32: Final = 3630
+    CCS_ENCRYPT_32: Final = 4463
     """``ccs_encrypt`` ``a32 F3 0F A7 F0`` (PADLOCK_GMI)"""
-    VIA_UNDOC_F30FA6F0_64: Final = 3631
+    VIA_UNDOC_F30FA6F0_64: Final = 4464
     """``undoc`` ``F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F0_32: Final = 3632
+    VIA_UNDOC_F30FA6F0_32: Final = 4465
     """``undoc`` ``a32 F3 0F A6 F0`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_64: Final = 3633
+    VIA_UNDOC_F30FA6F8_64: Final = 4466
     """``undoc`` ``F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    VIA_UNDOC_F30FA6F8_32: Final = 3634
+    VIA_UNDOC_F30FA6F8_32: Final = 4467
     """``undoc`` ``a32 F3 0F A6 F8`` (PADLOCK_UNDOC)"""
-    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 3635
+    EVEX_VMOVDQU8_XMM_K1Z_XMMM128: Final = 4468
     """``vmovdqu8 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 3636
+    EVEX_VMOVDQU8_YMM_K1Z_YMMM256: Final = 4469
     """``vmovdqu8 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 3637
+    EVEX_VMOVDQU8_ZMM_K1Z_ZMMM512: Final = 4470
     """``vmovdqu8 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 3638
+    EVEX_VMOVDQU8_XMMM128_K1Z_XMM: Final = 4471
     """``vmovdqu8 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 3639
+    EVEX_VMOVDQU8_YMMM256_K1Z_YMM: Final = 4472
     """``vmovdqu8 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W0 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 3640
+    EVEX_VMOVDQU8_ZMMM512_K1Z_ZMM: Final = 4473
     """``vmovdqu8 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W0 7F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 3641
+    EVEX_VMOVDQU16_XMM_K1Z_XMMM128: Final = 4474
     """``vmovdqu16 W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 3642
+    EVEX_VMOVDQU16_YMM_K1Z_YMMM256: Final = 4475
     """``vmovdqu16 W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 6F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 3643
+    EVEX_VMOVDQU16_ZMM_K1Z_ZMMM512: Final = 4476
     """``vmovdqu16 W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 6F /r`` (AVX512BW)"""
-    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 3644
+    EVEX_VMOVDQU16_XMMM128_K1Z_XMM: Final = 4477
     """``vmovdqu16 W:xmm/m128, R:xmm`` ``EVEX.128.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 3645
+    EVEX_VMOVDQU16_YMMM256_K1Z_YMM: Final = 4478
     """``vmovdqu16 W:ymm/m256, R:ymm`` ``EVEX.256.F2.0F.W1 7F /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 3646
+    EVEX_VMOVDQU16_ZMMM512_K1Z_ZMM: Final = 4479
     """``vmovdqu16 W:zmm/m512, R:zmm`` ``EVEX.512.F2.0F.W1 7F /r`` (AVX512BW)"""
-    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 3647
+    EVEX_VPSRLVW_XMM_K1Z_XMM_XMMM128: Final = 4480
     """``vpsrlvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 3648
+    EVEX_VPSRLVW_YMM_K1Z_YMM_YMMM256: Final = 4481
     """``vpsrlvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3649
+    EVEX_VPSRLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4482
     """``vpsrlvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 10 /r`` (AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 3650
+    EVEX_VPMOVUSWB_XMMM64_K1Z_XMM: Final = 4483
     """``vpmovuswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 3651
+    EVEX_VPMOVUSWB_XMMM128_K1Z_YMM: Final = 4484
     """``vpmovuswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 10 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 3652
+    EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM: Final = 4485
     """``vpmovuswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 10 /r`` (AVX512BW)"""
-    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 3653
+    EVEX_VPSRAVW_XMM_K1Z_XMM_XMMM128: Final = 4486
     """``vpsravw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 3654
+    EVEX_VPSRAVW_YMM_K1Z_YMM_YMMM256: Final = 4487
     """``vpsravw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 11 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3655
+    EVEX_VPSRAVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4488
     """``vpsravw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 11 /r`` (AVX512BW)"""
-    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 3656
+    EVEX_VPSLLVW_XMM_K1Z_XMM_XMMM128: Final = 4489
     """``vpsllvw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 3657
+    EVEX_VPSLLVW_YMM_K1Z_YMM_YMMM256: Final = 4490
     """``vpsllvw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 12 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3658
+    EVEX_VPSLLVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4491
     """``vpsllvw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 12 /r`` (AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 3659
+    EVEX_VPMOVSWB_XMMM64_K1Z_XMM: Final = 4492
     """``vpmovswb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 3660
+    EVEX_VPMOVSWB_XMMM128_K1Z_YMM: Final = 4493
     """``vpmovswb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 20 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 3661
+    EVEX_VPMOVSWB_YMMM256_K1Z_ZMM: Final = 4494
     """``vpmovswb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 20 /r`` (AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 3662
+    EVEX_VPTESTMB_KR_K1_XMM_XMMM128: Final = 4495
     """``vptestmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 3663
+    EVEX_VPTESTMB_KR_K1_YMM_YMMM256: Final = 4496
     """``vptestmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 3664
+    EVEX_VPTESTMB_KR_K1_ZMM_ZMMM512: Final = 4497
     """``vptestmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 3665
+    EVEX_VPTESTMW_KR_K1_XMM_XMMM128: Final = 4498
     """``vptestmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 3666
+    EVEX_VPTESTMW_KR_K1_YMM_YMMM256: Final = 4499
     """``vptestmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 3667
+    EVEX_VPTESTMW_KR_K1_ZMM_ZMMM512: Final = 4500
     """``vptestmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 3668
+    EVEX_VPTESTNMB_KR_K1_XMM_XMMM128: Final = 4501
     """``vptestnmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 3669
+    EVEX_VPTESTNMB_KR_K1_YMM_YMMM256: Final = 4502
     """``vptestnmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 3670
+    EVEX_VPTESTNMB_KR_K1_ZMM_ZMMM512: Final = 4503
     """``vptestnmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 26 /r`` (AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 3671
+    EVEX_VPTESTNMW_KR_K1_XMM_XMMM128: Final = 4504
     """``vptestnmw W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 3672
+    EVEX_VPTESTNMW_KR_K1_YMM_YMMM256: Final = 4505
     """``vptestnmw W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 26 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 3673
+    EVEX_VPTESTNMW_KR_K1_ZMM_ZMMM512: Final = 4506
     """``vptestnmw W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 26 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2B_XMM_KR: Final = 3674
+    EVEX_VPMOVM2B_XMM_KR: Final = 4507
     """``vpmovm2b W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_YMM_KR: Final = 3675
+    EVEX_VPMOVM2B_YMM_KR: Final = 4508
     """``vpmovm2b W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2B_ZMM_KR: Final = 3676
+    EVEX_VPMOVM2B_ZMM_KR: Final = 4509
     """``vpmovm2b W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVM2W_XMM_KR: Final = 3677
+    EVEX_VPMOVM2W_XMM_KR: Final = 4510
     """``vpmovm2w W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_YMM_KR: Final = 3678
+    EVEX_VPMOVM2W_YMM_KR: Final = 4511
     """``vpmovm2w W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 28 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVM2W_ZMM_KR: Final = 3679
+    EVEX_VPMOVM2W_ZMM_KR: Final = 4512
     """``vpmovm2w W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 28 /r`` (AVX512BW)"""
-    EVEX_VPMOVB2M_KR_XMM: Final = 3680
+    EVEX_VPMOVB2M_KR_XMM: Final = 4513
     """``vpmovb2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_YMM: Final = 3681
+    EVEX_VPMOVB2M_KR_YMM: Final = 4514
     """``vpmovb2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVB2M_KR_ZMM: Final = 3682
+    EVEX_VPMOVB2M_KR_ZMM: Final = 4515
     """``vpmovb2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVW2M_KR_XMM: Final = 3683
+    EVEX_VPMOVW2M_KR_XMM: Final = 4516
     """``vpmovw2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_YMM: Final = 3684
+    EVEX_VPMOVW2M_KR_YMM: Final = 4517
     """``vpmovw2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 29 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVW2M_KR_ZMM: Final = 3685
+    EVEX_VPMOVW2M_KR_ZMM: Final = 4518
     """``vpmovw2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 29 /r`` (AVX512BW)"""
-    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 3686
+    EVEX_VPMOVWB_XMMM64_K1Z_XMM: Final = 4519
     """``vpmovwb W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 3687
+    EVEX_VPMOVWB_XMMM128_K1Z_YMM: Final = 4520
     """``vpmovwb W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 30 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 3688
+    EVEX_VPMOVWB_YMMM256_K1Z_ZMM: Final = 4521
     """``vpmovwb W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 30 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 3689
+    EVEX_VPBLENDMB_XMM_K1Z_XMM_XMMM128: Final = 4522
     """``vpblendmb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 3690
+    EVEX_VPBLENDMB_YMM_K1Z_YMM_YMMM256: Final = 4523
     """``vpblendmb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3691
+    EVEX_VPBLENDMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4524
     """``vpblendmb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 66 /r`` (AVX512BW)"""
-    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 3692
+    EVEX_VPBLENDMW_XMM_K1Z_XMM_XMMM128: Final = 4525
     """``vpblendmw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 3693
+    EVEX_VPBLENDMW_YMM_K1Z_YMM_YMMM256: Final = 4526
     """``vpblendmw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 66 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3694
+    EVEX_VPBLENDMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4527
     """``vpblendmw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 66 /r`` (AVX512BW)"""
-    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 3695
+    EVEX_VPERMI2W_XMM_K1Z_XMM_XMMM128: Final = 4528
     """``vpermi2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 3696
+    EVEX_VPERMI2W_YMM_K1Z_YMM_YMMM256: Final = 4529
     """``vpermi2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 75 /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3697
+    EVEX_VPERMI2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4530
     """``vpermi2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 75 /r`` (AVX512BW)"""
-    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 3698
+    EVEX_VPERMT2W_XMM_K1Z_XMM_XMMM128: Final = 4531
     """``vpermt2w RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 3699
+    EVEX_VPERMT2W_YMM_K1Z_YMM_YMMM256: Final = 4532
     """``vpermt2w RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 3700
+    EVEX_VPERMT2W_ZMM_K1Z_ZMM_ZMMM512: Final = 4533
     """``vpermt2w RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7D /r`` (AVX512BW)"""
-    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 3701
+    EVEX_VPERMW_XMM_K1Z_XMM_XMMM128: Final = 4534
     """``vpermw W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 3702
+    EVEX_VPERMW_YMM_K1Z_YMM_YMMM256: Final = 4535
     """``vpermw W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 8D /r`` (AVX512VL+AVX512BW)"""
-    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 3703
+    EVEX_VPERMW_ZMM_K1Z_ZMM_ZMMM512: Final = 4536
     """``vpermw W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 8D /r`` (AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 3704
+    EVEX_VPCMPUB_KR_K1_XMM_XMMM128_IMM8: Final = 4537
     """``vpcmpub W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 3705
+    EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8: Final = 4538
     """``vpcmpub W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3706
+    EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4539
     """``vpcmpub W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 3707
+    EVEX_VPCMPUW_KR_K1_XMM_XMMM128_IMM8: Final = 4540
     """``vpcmpuw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 3708
+    EVEX_VPCMPUW_KR_K1_YMM_YMMM256_IMM8: Final = 4541
     """``vpcmpuw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3E /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3709
+    EVEX_VPCMPUW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4542
     """``vpcmpuw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3E /r ib`` (AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 3710
+    EVEX_VPCMPB_KR_K1_XMM_XMMM128_IMM8: Final = 4543
     """``vpcmpb W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 3711
+    EVEX_VPCMPB_KR_K1_YMM_YMMM256_IMM8: Final = 4544
     """``vpcmpb W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 3712
+    EVEX_VPCMPB_KR_K1_ZMM_ZMMM512_IMM8: Final = 4545
     """``vpcmpb W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 3F /r ib`` (AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 3713
+    EVEX_VPCMPW_KR_K1_XMM_XMMM128_IMM8: Final = 4546
     """``vpcmpw W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 3714
+    EVEX_VPCMPW_KR_K1_YMM_YMMM256_IMM8: Final = 4547
     """``vpcmpw W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 3F /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 3715
+    EVEX_VPCMPW_KR_K1_ZMM_ZMMM512_IMM8: Final = 4548
     """``vpcmpw W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 3F /r ib`` (AVX512BW)"""
-    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3716
+    EVEX_VDBPSADBW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4549
     """``vdbpsadbw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3717
+    EVEX_VDBPSADBW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4550
     """``vdbpsadbw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 42 /r ib`` (AVX512VL+AVX512BW)"""
-    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3718
+    EVEX_VDBPSADBW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4551
     """``vdbpsadbw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 42 /r ib`` (AVX512BW)"""
-    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 3719
+    EVEX_VDPBF16PS_XMM_K1Z_XMM_XMMM128B32: Final = 4552
     """``vdpbf16ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 3720
+    EVEX_VDPBF16PS_YMM_K1Z_YMM_YMMM256B32: Final = 4553
     """``vdpbf16ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 52 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3721
+    EVEX_VDPBF16PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4554
     """``vdpbf16ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 52 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 3722
+    EVEX_VPOPCNTB_XMM_K1Z_XMMM128: Final = 4555
     """``vpopcntb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 3723
+    EVEX_VPOPCNTB_YMM_K1Z_YMMM256: Final = 4556
     """``vpopcntb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 3724
+    EVEX_VPOPCNTB_ZMM_K1Z_ZMMM512: Final = 4557
     """``vpopcntb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 3725
+    EVEX_VPOPCNTW_XMM_K1Z_XMMM128: Final = 4558
     """``vpopcntw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 3726
+    EVEX_VPOPCNTW_YMM_K1Z_YMMM256: Final = 4559
     """``vpopcntw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 54 /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 3727
+    EVEX_VPOPCNTW_ZMM_K1Z_ZMMM512: Final = 4560
     """``vpopcntw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 54 /r`` (AVX512_BITALG)"""
-    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 3728
+    EVEX_VPOPCNTD_XMM_K1Z_XMMM128B32: Final = 4561
     """``vpopcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 3729
+    EVEX_VPOPCNTD_YMM_K1Z_YMMM256B32: Final = 4562
     """``vpopcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 3730
+    EVEX_VPOPCNTD_ZMM_K1Z_ZMMM512B32: Final = 4563
     """``vpopcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 3731
+    EVEX_VPOPCNTQ_XMM_K1Z_XMMM128B64: Final = 4564
     """``vpopcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 3732
+    EVEX_VPOPCNTQ_YMM_K1Z_YMMM256B64: Final = 4565
     """``vpopcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 55 /r`` (AVX512VL+AVX512_VPOPCNTDQ)"""
-    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 3733
+    EVEX_VPOPCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4566
     """``vpopcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 55 /r`` (AVX512_VPOPCNTDQ)"""
-    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 3734
+    EVEX_VPEXPANDB_XMM_K1Z_XMMM128: Final = 4567
     """``vpexpandb W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 3735
+    EVEX_VPEXPANDB_YMM_K1Z_YMMM256: Final = 4568
     """``vpexpandb W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 3736
+    EVEX_VPEXPANDB_ZMM_K1Z_ZMMM512: Final = 4569
     """``vpexpandb W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 3737
+    EVEX_VPEXPANDW_XMM_K1Z_XMMM128: Final = 4570
     """``vpexpandw W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 3738
+    EVEX_VPEXPANDW_YMM_K1Z_YMMM256: Final = 4571
     """``vpexpandw W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 62 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 3739
+    EVEX_VPEXPANDW_ZMM_K1Z_ZMMM512: Final = 4572
     """``vpexpandw W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 62 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 3740
+    EVEX_VPCOMPRESSB_XMMM128_K1Z_XMM: Final = 4573
     """``vpcompressb W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 3741
+    EVEX_VPCOMPRESSB_YMMM256_K1Z_YMM: Final = 4574
     """``vpcompressb W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 3742
+    EVEX_VPCOMPRESSB_ZMMM512_K1Z_ZMM: Final = 4575
     """``vpcompressb W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 3743
+    EVEX_VPCOMPRESSW_XMMM128_K1Z_XMM: Final = 4576
     """``vpcompressw W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 3744
+    EVEX_VPCOMPRESSW_YMMM256_K1Z_YMM: Final = 4577
     """``vpcompressw W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 63 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 3745
+    EVEX_VPCOMPRESSW_ZMMM512_K1Z_ZMM: Final = 4578
     """``vpcompressw W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 63 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 3746
+    EVEX_VPSHLDVW_XMM_K1Z_XMM_XMMM128: Final = 4579
     """``vpshldvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 3747
+    EVEX_VPSHLDVW_YMM_K1Z_YMM_YMMM256: Final = 4580
     """``vpshldvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 70 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3748
+    EVEX_VPSHLDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4581
     """``vpshldvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 70 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3749
+    EVEX_VPSHLDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4582
     """``vpshldvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3750
+    EVEX_VPSHLDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4583
     """``vpshldvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3751
+    EVEX_VPSHLDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4584
     """``vpshldvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3752
+    EVEX_VPSHLDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4585
     """``vpshldvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3753
+    EVEX_VPSHLDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4586
     """``vpshldvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 71 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3754
+    EVEX_VPSHLDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4587
     """``vpshldvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 71 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 3755
+    EVEX_VPSHRDVW_XMM_K1Z_XMM_XMMM128: Final = 4588
     """``vpshrdvw RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 3756
+    EVEX_VPSHRDVW_YMM_K1Z_YMM_YMMM256: Final = 4589
     """``vpshrdvw RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 72 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 3757
+    EVEX_VPSHRDVW_ZMM_K1Z_ZMM_ZMMM512: Final = 4590
     """``vpshrdvw RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 72 /r`` (AVX512_VBMI2)"""
-    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 3758
+    EVEX_VCVTNE2PS2BF16_XMM_K1Z_XMM_XMMM128B32: Final = 4591
     """``vcvtne2ps2bf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 3759
+    EVEX_VCVTNE2PS2BF16_YMM_K1Z_YMM_YMMM256B32: Final = 4592
     """``vcvtne2ps2bf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 72 /r`` (AVX512VL+AVX512_BF16)"""
-    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3760
+    EVEX_VCVTNE2PS2BF16_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4593
     """``vcvtne2ps2bf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 72 /r`` (AVX512F+AVX512_BF16)"""
-    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 3761
+    EVEX_VPSHRDVD_XMM_K1Z_XMM_XMMM128B32: Final = 4594
     """``vpshrdvd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 3762
+    EVEX_VPSHRDVD_YMM_K1Z_YMM_YMMM256B32: Final = 4595
     """``vpshrdvd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 3763
+    EVEX_VPSHRDVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4596
     """``vpshrdvd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 3764
+    EVEX_VPSHRDVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4597
     """``vpshrdvq RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 3765
+    EVEX_VPSHRDVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4598
     """``vpshrdvq RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 73 /r`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3766
+    EVEX_VPSHRDVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4599
     """``vpshrdvq RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 73 /r`` (AVX512_VBMI2)"""
-    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 3767
+    EVEX_VPERMI2B_XMM_K1Z_XMM_XMMM128: Final = 4600
     """``vpermi2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 3768
+    EVEX_VPERMI2B_YMM_K1Z_YMM_YMMM256: Final = 4601
     """``vpermi2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 75 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3769
+    EVEX_VPERMI2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4602
     """``vpermi2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 75 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 3770
+    EVEX_VPERMT2B_XMM_K1Z_XMM_XMMM128: Final = 4603
     """``vpermt2b RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 3771
+    EVEX_VPERMT2B_YMM_K1Z_YMM_YMMM256: Final = 4604
     """``vpermt2b RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 3772
+    EVEX_VPERMT2B_ZMM_K1Z_ZMM_ZMMM512: Final = 4605
     """``vpermt2b RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7D /r`` (AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 3773
+    EVEX_VPMULTISHIFTQB_XMM_K1Z_XMM_XMMM128B64: Final = 4606
     """``vpmultishiftqb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 3774
+    EVEX_VPMULTISHIFTQB_YMM_K1Z_YMM_YMMM256B64: Final = 4607
     """``vpmultishiftqb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 83 /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 3775
+    EVEX_VPMULTISHIFTQB_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4608
     """``vpmultishiftqb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 83 /r`` (AVX512_VBMI)"""
-    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 3776
+    EVEX_VPERMB_XMM_K1Z_XMM_XMMM128: Final = 4609
     """``vpermb W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 3777
+    EVEX_VPERMB_YMM_K1Z_YMM_YMMM256: Final = 4610
     """``vpermb W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8D /r`` (AVX512VL+AVX512_VBMI)"""
-    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 3778
+    EVEX_VPERMB_ZMM_K1Z_ZMM_ZMMM512: Final = 4611
     """``vpermb W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8D /r`` (AVX512_VBMI)"""
-    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 3779
+    EVEX_VPSHUFBITQMB_KR_K1_XMM_XMMM128: Final = 4612
     """``vpshufbitqmb W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 3780
+    EVEX_VPSHUFBITQMB_KR_K1_YMM_YMMM256: Final = 4613
     """``vpshufbitqmb W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 8F /r`` (AVX512VL+AVX512_BITALG)"""
-    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 3781
+    EVEX_VPSHUFBITQMB_KR_K1_ZMM_ZMMM512: Final = 4614
     """``vpshufbitqmb W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 8F /r`` (AVX512_BITALG)"""
-    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3782
+    EVEX_VPSHLDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4615
     """``vpshldw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3783
+    EVEX_VPSHLDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4616
     """``vpshldw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 70 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3784
+    EVEX_VPSHLDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4617
     """``vpshldw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 70 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3785
+    EVEX_VPSHLDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4618
     """``vpshldd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3786
+    EVEX_VPSHLDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4619
     """``vpshldd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3787
+    EVEX_VPSHLDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4620
     """``vpshldd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3788
+    EVEX_VPSHLDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4621
     """``vpshldq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3789
+    EVEX_VPSHLDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4622
     """``vpshldq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 71 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3790
+    EVEX_VPSHLDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4623
     """``vpshldq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 71 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 3791
+    EVEX_VPSHRDW_XMM_K1Z_XMM_XMMM128_IMM8: Final = 4624
     """``vpshrdw W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 3792
+    EVEX_VPSHRDW_YMM_K1Z_YMM_YMMM256_IMM8: Final = 4625
     """``vpshrdw W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 72 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 3793
+    EVEX_VPSHRDW_ZMM_K1Z_ZMM_ZMMM512_IMM8: Final = 4626
     """``vpshrdw W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 72 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 3794
+    EVEX_VPSHRDD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4627
     """``vpshrdd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 3795
+    EVEX_VPSHRDD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4628
     """``vpshrdd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 3796
+    EVEX_VPSHRDD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4629
     """``vpshrdd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 3797
+    EVEX_VPSHRDQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4630
     """``vpshrdq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 3798
+    EVEX_VPSHRDQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4631
     """``vpshrdq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 73 /r ib`` (AVX512VL+AVX512_VBMI2)"""
-    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 3799
+    EVEX_VPSHRDQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4632
     """``vpshrdq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 73 /r ib`` (AVX512_VBMI2)"""
-    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 3800
+    EVEX_VADDPH_XMM_K1Z_XMM_XMMM128B16: Final = 4633
     """``vaddph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 3801
+    EVEX_VADDPH_YMM_K1Z_YMM_YMMM256B16: Final = 4634
     """``vaddph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 58 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3802
+    EVEX_VADDPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4635
     """``vaddph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3803
+    EVEX_VADDSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4636
     """``vaddsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 58 /r`` (AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 3804
+    EVEX_VCMPPH_KR_K1_XMM_XMMM128B16_IMM8: Final = 4637
     """``vcmpph W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 3805
+    EVEX_VCMPPH_KR_K1_YMM_YMMM256B16_IMM8: Final = 4638
     """``vcmpph W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 C2 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 3806
+    EVEX_VCMPPH_KR_K1_ZMM_ZMMM512B16_IMM8_SAE: Final = 4639
     """``vcmpph W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 3807
+    EVEX_VCMPSH_KR_K1_XMM_XMMM16_IMM8_SAE: Final = 4640
     """``vcmpsh W:k, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.F3.0F3A.W0 C2 /r ib`` (AVX512_FP16)"""
-    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 3808
+    EVEX_VCOMISH_XMM_XMMM16_SAE: Final = 4641
     """``vcomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2F /r`` (AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 3809
+    EVEX_VCVTDQ2PH_XMM_K1Z_XMMM128B32: Final = 4642
     """``vcvtdq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 3810
+    EVEX_VCVTDQ2PH_XMM_K1Z_YMMM256B32: Final = 4643
     """``vcvtdq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3811
+    EVEX_VCVTDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4644
     """``vcvtdq2ph W:ymm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 3812
+    EVEX_VCVTPD2PH_XMM_K1Z_XMMM128B64: Final = 4645
     """``vcvtpd2ph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 3813
+    EVEX_VCVTPD2PH_XMM_K1Z_YMMM256B64: Final = 4646
     """``vcvtpd2ph W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3814
+    EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4647
     """``vcvtpd2ph W:xmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3815
+    EVEX_VCVTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4648
     """``vcvtph2dq W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3816
+    EVEX_VCVTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4649
     """``vcvtph2dq W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 3817
+    EVEX_VCVTPH2DQ_ZMM_K1Z_YMMM256B16_ER: Final = 4650
     """``vcvtph2dq W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 3818
+    EVEX_VCVTPH2PD_XMM_K1Z_XMMM32B16: Final = 4651
     """``vcvtph2pd W:xmm, R:xmm/m32`` ``EVEX.128.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 3819
+    EVEX_VCVTPH2PD_YMM_K1Z_XMMM64B16: Final = 4652
     """``vcvtph2pd W:ymm, R:xmm/m64`` ``EVEX.256.MAP5.W0 5A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 3820
+    EVEX_VCVTPH2PD_ZMM_K1Z_XMMM128B16_SAE: Final = 4653
     """``vcvtph2pd W:zmm, R:xmm/m128`` ``EVEX.512.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 3821
+    EVEX_VCVTPH2PSX_XMM_K1Z_XMMM64B16: Final = 4654
     """``vcvtph2psx W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 3822
+    EVEX_VCVTPH2PSX_YMM_K1Z_XMMM128B16: Final = 4655
     """``vcvtph2psx W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP6.W0 13 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 3823
+    EVEX_VCVTPH2PSX_ZMM_K1Z_YMMM256B16_SAE: Final = 4656
     """``vcvtph2psx W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3824
+    EVEX_VCVTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4657
     """``vcvtph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3825
+    EVEX_VCVTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4658
     """``vcvtph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 3826
+    EVEX_VCVTPH2QQ_ZMM_K1Z_XMMM128B16_ER: Final = 4659
     """``vcvtph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3827
+    EVEX_VCVTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4660
     """``vcvtph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3828
+    EVEX_VCVTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4661
     """``vcvtph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 3829
+    EVEX_VCVTPH2UDQ_ZMM_K1Z_YMMM256B16_ER: Final = 4662
     """``vcvtph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3830
+    EVEX_VCVTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4663
     """``vcvtph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3831
+    EVEX_VCVTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4664
     """``vcvtph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 79 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 3832
+    EVEX_VCVTPH2UQQ_ZMM_K1Z_XMMM128B16_ER: Final = 4665
     """``vcvtph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 3833
+    EVEX_VCVTPH2UW_XMM_K1Z_XMMM128B16: Final = 4666
     """``vcvtph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 3834
+    EVEX_VCVTPH2UW_YMM_K1Z_YMMM256B16: Final = 4667
     """``vcvtph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 3835
+    EVEX_VCVTPH2UW_ZMM_K1Z_ZMMM512B16_ER: Final = 4668
     """``vcvtph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 3836
+    EVEX_VCVTPH2W_XMM_K1Z_XMMM128B16: Final = 4669
     """``vcvtph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 3837
+    EVEX_VCVTPH2W_YMM_K1Z_YMMM256B16: Final = 4670
     """``vcvtph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 3838
+    EVEX_VCVTPH2W_ZMM_K1Z_ZMMM512B16_ER: Final = 4671
     """``vcvtph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 3839
+    EVEX_VCVTPS2PHX_XMM_K1Z_XMMM128B32: Final = 4672
     """``vcvtps2phx W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 3840
+    EVEX_VCVTPS2PHX_XMM_K1Z_YMMM256B32: Final = 4673
     """``vcvtps2phx W:xmm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 1D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 3841
+    EVEX_VCVTPS2PHX_YMM_K1Z_ZMMM512B32_ER: Final = 4674
     """``vcvtps2phx W:ymm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 3842
+    EVEX_VCVTQQ2PH_XMM_K1Z_XMMM128B64: Final = 4675
     """``vcvtqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 3843
+    EVEX_VCVTQQ2PH_XMM_K1Z_YMMM256B64: Final = 4676
     """``vcvtqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.MAP5.W1 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3844
+    EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4677
     """``vcvtqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.MAP5.W1 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 3845
+    EVEX_VCVTSD2SH_XMM_K1Z_XMM_XMMM64_ER: Final = 4678
     """``vcvtsd2sh W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 3846
+    EVEX_VCVTSH2SD_XMM_K1Z_XMM_XMMM16_SAE: Final = 4679
     """``vcvtsh2sd W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 3847
+    EVEX_VCVTSH2SI_R32_XMMM16_ER: Final = 4680
     """``vcvtsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 3848
+    EVEX_VCVTSH2SI_R64_XMMM16_ER: Final = 4681
     """``vcvtsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2D /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 3849
+    EVEX_VCVTSH2SS_XMM_K1Z_XMM_XMMM16_SAE: Final = 4682
     """``vcvtsh2ss W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP6.W0 13 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 3850
+    EVEX_VCVTSH2USI_R32_XMMM16_ER: Final = 4683
     """``vcvtsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 3851
+    EVEX_VCVTSH2USI_R64_XMMM16_ER: Final = 4684
     """``vcvtsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 79 /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 3852
+    EVEX_VCVTSI2SH_XMM_XMM_RM32_ER: Final = 4685
     """``vcvtsi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 3853
+    EVEX_VCVTSI2SH_XMM_XMM_RM64_ER: Final = 4686
     """``vcvtsi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 2A /r`` (AVX512_FP16)"""
-    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 3854
+    EVEX_VCVTSS2SH_XMM_K1Z_XMM_XMMM32_ER: Final = 4687
     """``vcvtss2sh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.MAP5.W0 1D /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 3855
+    EVEX_VCVTTPH2DQ_XMM_K1Z_XMMM64B16: Final = 4688
     """``vcvttph2dq W:xmm, R:xmm/m64`` ``EVEX.128.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 3856
+    EVEX_VCVTTPH2DQ_YMM_K1Z_XMMM128B16: Final = 4689
     """``vcvttph2dq W:ymm, R:xmm/m128`` ``EVEX.256.F3.MAP5.W0 5B /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3857
+    EVEX_VCVTTPH2DQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4690
     """``vcvttph2dq W:zmm, R:ymm/m256`` ``EVEX.512.F3.MAP5.W0 5B /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 3858
+    EVEX_VCVTTPH2QQ_XMM_K1Z_XMMM32B16: Final = 4691
     """``vcvttph2qq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 3859
+    EVEX_VCVTTPH2QQ_YMM_K1Z_XMMM64B16: Final = 4692
     """``vcvttph2qq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3860
+    EVEX_VCVTTPH2QQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4693
     """``vcvttph2qq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 3861
+    EVEX_VCVTTPH2UDQ_XMM_K1Z_XMMM64B16: Final = 4694
     """``vcvttph2udq W:xmm, R:xmm/m64`` ``EVEX.128.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 3862
+    EVEX_VCVTTPH2UDQ_YMM_K1Z_XMMM128B16: Final = 4695
     """``vcvttph2udq W:ymm, R:xmm/m128`` ``EVEX.256.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 3863
+    EVEX_VCVTTPH2UDQ_ZMM_K1Z_YMMM256B16_SAE: Final = 4696
     """``vcvttph2udq W:zmm, R:ymm/m256`` ``EVEX.512.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 3864
+    EVEX_VCVTTPH2UQQ_XMM_K1Z_XMMM32B16: Final = 4697
     """``vcvttph2uqq W:xmm, R:xmm/m32`` ``EVEX.128.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 3865
+    EVEX_VCVTTPH2UQQ_YMM_K1Z_XMMM64B16: Final = 4698
     """``vcvttph2uqq W:ymm, R:xmm/m64`` ``EVEX.256.66.MAP5.W0 78 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 3866
+    EVEX_VCVTTPH2UQQ_ZMM_K1Z_XMMM128B16_SAE: Final = 4699
     """``vcvttph2uqq W:zmm, R:xmm/m128`` ``EVEX.512.66.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 3867
+    EVEX_VCVTTPH2UW_XMM_K1Z_XMMM128B16: Final = 4700
     """``vcvttph2uw W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 3868
+    EVEX_VCVTTPH2UW_YMM_K1Z_YMMM256B16: Final = 4701
     """``vcvttph2uw W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 3869
+    EVEX_VCVTTPH2UW_ZMM_K1Z_ZMMM512B16_SAE: Final = 4702
     """``vcvttph2uw W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 3870
+    EVEX_VCVTTPH2W_XMM_K1Z_XMMM128B16: Final = 4703
     """``vcvttph2w W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 3871
+    EVEX_VCVTTPH2W_YMM_K1Z_YMMM256B16: Final = 4704
     """``vcvttph2w W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 7C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 3872
+    EVEX_VCVTTPH2W_ZMM_K1Z_ZMMM512B16_SAE: Final = 4705
     """``vcvttph2w W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 7C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 3873
+    EVEX_VCVTTSH2SI_R32_XMMM16_SAE: Final = 4706
     """``vcvttsh2si W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 3874
+    EVEX_VCVTTSH2SI_R64_XMMM16_SAE: Final = 4707
     """``vcvttsh2si W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 2C /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 3875
+    EVEX_VCVTTSH2USI_R32_XMMM16_SAE: Final = 4708
     """``vcvttsh2usi W:r32, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 3876
+    EVEX_VCVTTSH2USI_R64_XMMM16_SAE: Final = 4709
     """``vcvttsh2usi W:r64, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W1 78 /r`` (AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 3877
+    EVEX_VCVTUDQ2PH_XMM_K1Z_XMMM128B32: Final = 4710
     """``vcvtudq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 3878
+    EVEX_VCVTUDQ2PH_XMM_K1Z_YMMM256B32: Final = 4711
     """``vcvtudq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 3879
+    EVEX_VCVTUDQ2PH_YMM_K1Z_ZMMM512B32_ER: Final = 4712
     """``vcvtudq2ph W:ymm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 3880
+    EVEX_VCVTUQQ2PH_XMM_K1Z_XMMM128B64: Final = 4713
     """``vcvtuqq2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 3881
+    EVEX_VCVTUQQ2PH_XMM_K1Z_YMMM256B64: Final = 4714
     """``vcvtuqq2ph W:xmm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W1 7A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 3882
+    EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER: Final = 4715
     """``vcvtuqq2ph W:xmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W1 7A /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 3883
+    EVEX_VCVTUSI2SH_XMM_XMM_RM32_ER: Final = 4716
     """``vcvtusi2sh W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.MAP5.W0 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 3884
+    EVEX_VCVTUSI2SH_XMM_XMM_RM64_ER: Final = 4717
     """``vcvtusi2sh W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.MAP5.W1 7B /r`` (AVX512_FP16)"""
-    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 3885
+    EVEX_VCVTUW2PH_XMM_K1Z_XMMM128B16: Final = 4718
     """``vcvtuw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 3886
+    EVEX_VCVTUW2PH_YMM_K1Z_YMMM256B16: Final = 4719
     """``vcvtuw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3887
+    EVEX_VCVTUW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4720
     """``vcvtuw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 3888
+    EVEX_VCVTW2PH_XMM_K1Z_XMMM128B16: Final = 4721
     """``vcvtw2ph W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 3889
+    EVEX_VCVTW2PH_YMM_K1Z_YMMM256B16: Final = 4722
     """``vcvtw2ph W:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 7D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 3890
+    EVEX_VCVTW2PH_ZMM_K1Z_ZMMM512B16_ER: Final = 4723
     """``vcvtw2ph W:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 7D /r`` (AVX512_FP16)"""
-    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 3891
+    EVEX_VDIVPH_XMM_K1Z_XMM_XMMM128B16: Final = 4724
     """``vdivph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 3892
+    EVEX_VDIVPH_YMM_K1Z_YMM_YMMM256B16: Final = 4725
     """``vdivph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3893
+    EVEX_VDIVPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4726
     """``vdivph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3894
+    EVEX_VDIVSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4727
     """``vdivsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5E /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3895
+    EVEX_VFMADDSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4728
     """``vfmaddsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3896
+    EVEX_VFMADDSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4729
     """``vfmaddsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 96 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3897
+    EVEX_VFMADDSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4730
     """``vfmaddsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 96 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3898
+    EVEX_VFMADDSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4731
     """``vfmaddsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3899
+    EVEX_VFMADDSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4732
     """``vfmaddsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3900
+    EVEX_VFMADDSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4733
     """``vfmaddsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A6 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3901
+    EVEX_VFMADDSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4734
     """``vfmaddsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3902
+    EVEX_VFMADDSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4735
     """``vfmaddsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3903
+    EVEX_VFMADDSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4736
     """``vfmaddsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B6 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3904
+    EVEX_VFMSUBADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4737
     """``vfmsubadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3905
+    EVEX_VFMSUBADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4738
     """``vfmsubadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 97 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3906
+    EVEX_VFMSUBADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4739
     """``vfmsubadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 97 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3907
+    EVEX_VFMSUBADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4740
     """``vfmsubadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3908
+    EVEX_VFMSUBADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4741
     """``vfmsubadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3909
+    EVEX_VFMSUBADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4742
     """``vfmsubadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A7 /r`` (AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3910
+    EVEX_VFMSUBADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4743
     """``vfmsubadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3911
+    EVEX_VFMSUBADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4744
     """``vfmsubadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B7 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3912
+    EVEX_VFMSUBADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4745
     """``vfmsubadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B7 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3913
+    EVEX_VFMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4746
     """``vfmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3914
+    EVEX_VFMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4747
     """``vfmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 98 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3915
+    EVEX_VFMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4748
     """``vfmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 98 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3916
+    EVEX_VFMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4749
     """``vfmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3917
+    EVEX_VFMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4750
     """``vfmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 A8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3918
+    EVEX_VFMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4751
     """``vfmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 A8 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3919
+    EVEX_VFMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4752
     """``vfmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3920
+    EVEX_VFMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4753
     """``vfmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 B8 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3921
+    EVEX_VFMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4754
     """``vfmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 B8 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3922
+    EVEX_VFNMADD132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4755
     """``vfnmadd132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3923
+    EVEX_VFNMADD132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4756
     """``vfnmadd132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3924
+    EVEX_VFNMADD132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4757
     """``vfnmadd132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9C /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3925
+    EVEX_VFNMADD213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4758
     """``vfnmadd213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3926
+    EVEX_VFNMADD213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4759
     """``vfnmadd213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3927
+    EVEX_VFNMADD213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4760
     """``vfnmadd213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AC /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3928
+    EVEX_VFNMADD231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4761
     """``vfnmadd231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3929
+    EVEX_VFNMADD231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4762
     """``vfnmadd231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BC /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3930
+    EVEX_VFNMADD231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4763
     """``vfnmadd231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BC /r`` (AVX512_FP16)"""
-    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3931
+    EVEX_VFMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4764
     """``vfmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 99 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3932
+    EVEX_VFMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4765
     """``vfmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 A9 /r`` (AVX512_FP16)"""
-    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3933
+    EVEX_VFMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4766
     """``vfmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 B9 /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3934
+    EVEX_VFNMADD132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4767
     """``vfnmadd132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9D /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3935
+    EVEX_VFNMADD213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4768
     """``vfnmadd213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AD /r`` (AVX512_FP16)"""
-    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3936
+    EVEX_VFNMADD231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4769
     """``vfnmadd231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BD /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3937
+    EVEX_VFMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4770
     """``vfmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3938
+    EVEX_VFMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4771
     """``vfmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9A /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3939
+    EVEX_VFMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4772
     """``vfmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9A /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3940
+    EVEX_VFMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4773
     """``vfmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3941
+    EVEX_VFMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4774
     """``vfmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3942
+    EVEX_VFMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4775
     """``vfmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AA /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3943
+    EVEX_VFMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4776
     """``vfmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3944
+    EVEX_VFMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4777
     """``vfmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BA /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3945
+    EVEX_VFMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4778
     """``vfmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BA /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 3946
+    EVEX_VFNMSUB132PH_XMM_K1Z_XMM_XMMM128B16: Final = 4779
     """``vfnmsub132ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 3947
+    EVEX_VFNMSUB132PH_YMM_K1Z_YMM_YMMM256B16: Final = 4780
     """``vfnmsub132ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 9E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3948
+    EVEX_VFNMSUB132PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4781
     """``vfnmsub132ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 9E /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 3949
+    EVEX_VFNMSUB213PH_XMM_K1Z_XMM_XMMM128B16: Final = 4782
     """``vfnmsub213ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 3950
+    EVEX_VFNMSUB213PH_YMM_K1Z_YMM_YMMM256B16: Final = 4783
     """``vfnmsub213ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 AE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3951
+    EVEX_VFNMSUB213PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4784
     """``vfnmsub213ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 AE /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 3952
+    EVEX_VFNMSUB231PH_XMM_K1Z_XMM_XMMM128B16: Final = 4785
     """``vfnmsub231ph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 3953
+    EVEX_VFNMSUB231PH_YMM_K1Z_YMM_YMMM256B16: Final = 4786
     """``vfnmsub231ph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 BE /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3954
+    EVEX_VFNMSUB231PH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4787
     """``vfnmsub231ph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 BE /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3955
+    EVEX_VFMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4788
     """``vfmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9B /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3956
+    EVEX_VFMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4789
     """``vfmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AB /r`` (AVX512_FP16)"""
-    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3957
+    EVEX_VFMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4790
     """``vfmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BB /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3958
+    EVEX_VFNMSUB132SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4791
     """``vfnmsub132sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 9F /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3959
+    EVEX_VFNMSUB213SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4792
     """``vfnmsub213sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 AF /r`` (AVX512_FP16)"""
-    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 3960
+    EVEX_VFNMSUB231SH_XMM_K1Z_XMM_XMMM16_ER: Final = 4793
     """``vfnmsub231sh RW:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 BF /r`` (AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 3961
+    EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8: Final = 4794
     """``vfpclassph W:k, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 3962
+    EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8: Final = 4795
     """``vfpclassph W:k, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 66 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 3963
+    EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8: Final = 4796
     """``vfpclassph W:k, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 66 /r ib`` (AVX512_FP16)"""
-    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 3964
+    EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8: Final = 4797
     """``vfpclasssh W:k, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 67 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 3965
+    EVEX_VGETEXPPH_XMM_K1Z_XMMM128B16: Final = 4798
     """``vgetexpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 3966
+    EVEX_VGETEXPPH_YMM_K1Z_YMMM256B16: Final = 4799
     """``vgetexpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 42 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 3967
+    EVEX_VGETEXPPH_ZMM_K1Z_ZMMM512B16_SAE: Final = 4800
     """``vgetexpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 42 /r`` (AVX512_FP16)"""
-    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3968
+    EVEX_VGETEXPSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4801
     """``vgetexpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 43 /r`` (AVX512_FP16)"""
-    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 3969
+    EVEX_VGETMANTPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4802
     """``vgetmantph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 3970
+    EVEX_VGETMANTPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4803
     """``vgetmantph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 26 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 3971
+    EVEX_VGETMANTPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4804
     """``vgetmantph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 26 /r ib`` (AVX512_FP16)"""
-    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 3972
+    EVEX_VGETMANTSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4805
     """``vgetmantsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 27 /r ib`` (AVX512_FP16)"""
-    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 3973
+    EVEX_VMAXPH_XMM_K1Z_XMM_XMMM128B16: Final = 4806
     """``vmaxph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 3974
+    EVEX_VMAXPH_YMM_K1Z_YMM_YMMM256B16: Final = 4807
     """``vmaxph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5F /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3975
+    EVEX_VMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4808
     """``vmaxph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3976
+    EVEX_VMAXSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4809
     """``vmaxsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5F /r`` (AVX512_FP16)"""
-    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 3977
+    EVEX_VMINPH_XMM_K1Z_XMM_XMMM128B16: Final = 4810
     """``vminph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 3978
+    EVEX_VMINPH_YMM_K1Z_YMM_YMMM256B16: Final = 4811
     """``vminph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5D /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 3979
+    EVEX_VMINPH_ZMM_K1Z_ZMM_ZMMM512B16_SAE: Final = 4812
     """``vminph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 3980
+    EVEX_VMINSH_XMM_K1Z_XMM_XMMM16_SAE: Final = 4813
     """``vminsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5D /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_M16: Final = 3981
+    EVEX_VMOVSH_XMM_K1Z_M16: Final = 4814
     """``vmovsh W:xmm, R:m16`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_M16_K1_XMM: Final = 3982
+    EVEX_VMOVSH_M16_K1_XMM: Final = 4815
     """``vmovsh W:m16, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 3983
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM: Final = 4816
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 10 /r`` (AVX512_FP16)"""
-    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 3984
+    EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11: Final = 4817
     """``vmovsh W:xmm, R:xmm, R:xmm`` ``EVEX.LIG.F3.MAP5.W0 11 /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R32M16: Final = 3985
+    EVEX_VMOVW_XMM_R32M16: Final = 4818
     """``vmovw W:xmm, R:r32/m16`` ``EVEX.128.66.MAP5.W0 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_R64M16: Final = 3986
+    EVEX_VMOVW_XMM_R64M16: Final = 4819
     """``vmovw W:xmm, R:r64/m16`` ``EVEX.128.66.MAP5.W1 6E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R32M16_XMM: Final = 3987
+    EVEX_VMOVW_R32M16_XMM: Final = 4820
     """``vmovw W:r32/m16, R:xmm`` ``EVEX.128.66.MAP5.W0 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_R64M16_XMM: Final = 3988
+    EVEX_VMOVW_R64M16_XMM: Final = 4821
     """``vmovw W:r64/m16, R:xmm`` ``EVEX.128.66.MAP5.W1 7E /r`` (AVX512_FP16)"""
-    EVEX_VMOVW_XMM_XMMM16: Final = 3989
+    EVEX_VMOVW_XMM_XMMM16: Final = 4822
     """``vmovw W:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 6E /r`` (AVX10_2)"""
-    EVEX_VMOVW_XMMM16_XMM: Final = 3990
+    EVEX_VMOVW_XMMM16_XMM: Final = 4823
     """``vmovw W:xmm/m16, R:xmm`` ``EVEX.128.F3.MAP5.W0 7E /r`` (AVX10_2)"""
-    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 3991
+    EVEX_VMULPH_XMM_K1Z_XMM_XMMM128B16: Final = 4824
     """``vmulph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 3992
+    EVEX_VMULPH_YMM_K1Z_YMM_YMMM256B16: Final = 4825
     """``vmulph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 59 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 3993
+    EVEX_VMULPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4826
     """``vmulph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 3994
+    EVEX_VMULSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4827
     """``vmulsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 59 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3995
+    EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4828
     """``vfcmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3996
+    EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4829
     """``vfcmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 3997
+    EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4830
     """``vfcmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 3998
+    EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4831
     """``vfmaddcph RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 3999
+    EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4832
     """``vfmaddcph RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 56 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4000
+    EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4833
     """``vfmaddcph RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 56 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4001
+    EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4834
     """``vfcmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4002
+    EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4835
     """``vfcmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4003
+    EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4836
     """``vfcmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4004
+    EVEX_VFMULCPH_XMM_K1Z_XMM_XMMM128B32: Final = 4837
     """``vfmulcph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4005
+    EVEX_VFMULCPH_YMM_K1Z_YMM_YMMM256B32: Final = 4838
     """``vfmulcph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F3.MAP6.W0 D6 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4006
+    EVEX_VFMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4839
     """``vfmulcph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F3.MAP6.W0 D6 /r`` (AVX512_FP16)"""
-    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4007
+    EVEX_VFCMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4840
     """``vfcmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4008
+    EVEX_VFMADDCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4841
     """``vfmaddcsh RW:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 57 /r`` (AVX512_FP16)"""
-    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4009
+    EVEX_VFCMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4842
     """``vfcmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F2.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4010
+    EVEX_VFMULCSH_XMM_K1Z_XMM_XMMM32_ER: Final = 4843
     """``vfmulcsh W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.MAP6.W0 D7 /r`` (AVX512_FP16)"""
-    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4011
+    EVEX_VRCPPH_XMM_K1Z_XMMM128B16: Final = 4844
     """``vrcpph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4012
+    EVEX_VRCPPH_YMM_K1Z_YMMM256B16: Final = 4845
     """``vrcpph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4013
+    EVEX_VRCPPH_ZMM_K1Z_ZMMM512B16: Final = 4846
     """``vrcpph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4C /r`` (AVX512_FP16)"""
-    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4014
+    EVEX_VRCPSH_XMM_K1Z_XMM_XMMM16: Final = 4847
     """``vrcpsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4D /r`` (AVX512_FP16)"""
-    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4015
+    EVEX_VREDUCEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4848
     """``vreduceph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4016
+    EVEX_VREDUCEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4849
     """``vreduceph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 56 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4017
+    EVEX_VREDUCEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4850
     """``vreduceph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 56 /r ib`` (AVX512_FP16)"""
-    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4018
+    EVEX_VREDUCESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4851
     """``vreducesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 57 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4019
+    EVEX_VRNDSCALEPH_XMM_K1Z_XMMM128B16_IMM8: Final = 4852
     """``vrndscaleph W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4020
+    EVEX_VRNDSCALEPH_YMM_K1Z_YMMM256B16_IMM8: Final = 4853
     """``vrndscaleph W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.0F3A.W0 08 /r ib`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4021
+    EVEX_VRNDSCALEPH_ZMM_K1Z_ZMMM512B16_IMM8_SAE: Final = 4854
     """``vrndscaleph W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.0F3A.W0 08 /r ib`` (AVX512_FP16)"""
-    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4022
+    EVEX_VRNDSCALESH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4855
     """``vrndscalesh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.0F3A.W0 0A /r ib`` (AVX512_FP16)"""
-    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4023
+    EVEX_VRSQRTPH_XMM_K1Z_XMMM128B16: Final = 4856
     """``vrsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4024
+    EVEX_VRSQRTPH_YMM_K1Z_YMMM256B16: Final = 4857
     """``vrsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 4E /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4025
+    EVEX_VRSQRTPH_ZMM_K1Z_ZMMM512B16: Final = 4858
     """``vrsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 4E /r`` (AVX512_FP16)"""
-    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4026
+    EVEX_VRSQRTSH_XMM_K1Z_XMM_XMMM16: Final = 4859
     """``vrsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 4F /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4027
+    EVEX_VSCALEFPH_XMM_K1Z_XMM_XMMM128B16: Final = 4860
     """``vscalefph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4028
+    EVEX_VSCALEFPH_YMM_K1Z_YMM_YMMM256B16: Final = 4861
     """``vscalefph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP6.W0 2C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4029
+    EVEX_VSCALEFPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4862
     """``vscalefph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP6.W0 2C /r`` (AVX512_FP16)"""
-    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4030
+    EVEX_VSCALEFSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4863
     """``vscalefsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP6.W0 2D /r`` (AVX512_FP16)"""
-    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4031
+    EVEX_VSQRTPH_XMM_K1Z_XMMM128B16: Final = 4864
     """``vsqrtph W:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4032
+    EVEX_VSQRTPH_YMM_K1Z_YMMM256B16: Final = 4865
     """``vsqrtph W:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 51 /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4033
+    EVEX_VSQRTPH_ZMM_K1Z_ZMMM512B16_ER: Final = 4866
     """``vsqrtph W:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4034
+    EVEX_VSQRTSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4867
     """``vsqrtsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 51 /r`` (AVX512_FP16)"""
-    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4035
+    EVEX_VSUBPH_XMM_K1Z_XMM_XMMM128B16: Final = 4868
     """``vsubph W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4036
+    EVEX_VSUBPH_YMM_K1Z_YMM_YMMM256B16: Final = 4869
     """``vsubph W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.MAP5.W0 5C /r`` (AVX512VL+AVX512_FP16)"""
-    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4037
+    EVEX_VSUBPH_ZMM_K1Z_ZMM_ZMMM512B16_ER: Final = 4870
     """``vsubph W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4038
+    EVEX_VSUBSH_XMM_K1Z_XMM_XMMM16_ER: Final = 4871
     """``vsubsh W:xmm, R:xmm, R:xmm/m16`` ``EVEX.LIG.F3.MAP5.W0 5C /r`` (AVX512_FP16)"""
-    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4039
+    EVEX_VUCOMISH_XMM_XMMM16_SAE: Final = 4872
     """``vucomish R:xmm, R:xmm/m16`` ``EVEX.LIG.MAP5.W0 2E /r`` (AVX512_FP16)"""
-    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4040
+    EVEX_VADDBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4873
     """``vaddbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4041
+    EVEX_VADDBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4874
     """``vaddbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4042
+    EVEX_VADDBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4875
     """``vaddbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 58 /r`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4043
+    EVEX_VCMPBF16_KR_K1_XMM_XMMM128B16_IMM8: Final = 4876
     """``vcmpbf16 W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4044
+    EVEX_VCMPBF16_KR_K1_YMM_YMMM256B16_IMM8: Final = 4877
     """``vcmpbf16 W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 4045
+    EVEX_VCMPBF16_KR_K1_ZMM_ZMMM512B16_IMM8: Final = 4878
     """``vcmpbf16 W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 C2 /r ib`` (AVX10_2)"""
-    EVEX_VCOMISBF16_XMM_XMMM16: Final = 4046
+    EVEX_VCOMISBF16_XMM_XMMM16: Final = 4879
     """``vcomisbf16 R:xmm, R:xmm/m16`` ``EVEX.LIG.66.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 4047
+    EVEX_VCOMXSD_XMM_XMMM64_SAE: Final = 4880
     """``vcomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4048
+    EVEX_VCOMXSH_XMM_XMMM16_SAE: Final = 4881
     """``vcomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4049
+    EVEX_VCOMXSS_XMM_XMMM32_SAE: Final = 4882
     """``vcomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2F /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4050
+    EVEX_VCVT2PH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4883
     """``vcvt2ph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4051
+    EVEX_VCVT2PH2BF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4884
     """``vcvt2ph2bf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4052
+    EVEX_VCVT2PH2BF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4885
     """``vcvt2ph2bf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4053
+    EVEX_VCVT2PH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4886
     """``vcvt2ph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4054
+    EVEX_VCVT2PH2BF8_YMM_K1Z_YMM_YMMM256B16: Final = 4887
     """``vcvt2ph2bf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4055
+    EVEX_VCVT2PH2BF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4888
     """``vcvt2ph2bf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4056
+    EVEX_VCVT2PH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4889
     """``vcvt2ph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4057
+    EVEX_VCVT2PH2HF8S_YMM_K1Z_YMM_YMMM256B16: Final = 4890
     """``vcvt2ph2hf8s W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4058
+    EVEX_VCVT2PH2HF8S_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4891
     """``vcvt2ph2hf8s W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4059
+    EVEX_VCVT2PH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4892
     """``vcvt2ph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 4060
+    EVEX_VCVT2PH2HF8_YMM_K1Z_YMM_YMMM256B16: Final = 4893
     """``vcvt2ph2hf8 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4061
+    EVEX_VCVT2PH2HF8_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4894
     """``vcvt2ph2hf8 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 4062
+    EVEX_VCVT2PS2PHX_XMM_K1Z_XMM_XMMM128B32: Final = 4895
     """``vcvt2ps2phx W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 4063
+    EVEX_VCVT2PS2PHX_YMM_K1Z_YMM_YMMM256B32: Final = 4896
     """``vcvt2ps2phx W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4064
+    EVEX_VCVT2PS2PHX_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4897
     """``vcvt2ps2phx W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 67 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4065
+    EVEX_VCVTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4898
     """``vcvtbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4066
+    EVEX_VCVTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4899
     """``vcvtbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4067
+    EVEX_VCVTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4900
     """``vcvtbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4068
+    EVEX_VCVTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4901
     """``vcvtbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4069
+    EVEX_VCVTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4902
     """``vcvtbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4070
+    EVEX_VCVTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4903
     """``vcvtbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4071
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4904
     """``vcvtbiasph2bf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4072
+    EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4905
     """``vcvtbiasph2bf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4073
+    EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4906
     """``vcvtbiasph2bf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4074
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_XMM_XMMM128B16: Final = 4907
     """``vcvtbiasph2bf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 4075
+    EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16: Final = 4908
     """``vcvtbiasph2bf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4076
+    EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4909
     """``vcvtbiasph2bf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4077
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_XMM_XMMM128B16: Final = 4910
     """``vcvtbiasph2hf8s W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4078
+    EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16: Final = 4911
     """``vcvtbiasph2hf8s W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4079
+    EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16: Final = 4912
     """``vcvtbiasph2hf8s W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4080
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_XMM_XMMM128B16: Final = 4913
     """``vcvtbiasph2hf8 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 4081
+    EVEX_VCVTBIASPH2HF8_XMM_K1Z_YMM_YMMM256B16: Final = 4914
     """``vcvtbiasph2hf8 W:xmm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4082
+    EVEX_VCVTBIASPH2HF8_YMM_K1Z_ZMM_ZMMM512B16: Final = 4915
     """``vcvtbiasph2hf8 W:ymm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 4083
+    EVEX_VCVTHF82PH_XMM_K1Z_XMMM64: Final = 4916
     """``vcvthf82ph W:xmm, R:xmm/m64`` ``EVEX.128.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 4084
+    EVEX_VCVTHF82PH_YMM_K1Z_XMMM128: Final = 4917
     """``vcvthf82ph W:ymm, R:xmm/m128`` ``EVEX.256.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 4085
+    EVEX_VCVTHF82PH_ZMM_K1Z_YMMM256: Final = 4918
     """``vcvthf82ph W:zmm, R:ymm/m256`` ``EVEX.512.F2.MAP5.W0 1E /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 4086
+    EVEX_VCVTPH2BF8S_XMM_K1Z_XMMM128B16: Final = 4919
     """``vcvtph2bf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 4087
+    EVEX_VCVTPH2BF8S_XMM_K1Z_YMMM256B16: Final = 4920
     """``vcvtph2bf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 4088
+    EVEX_VCVTPH2BF8S_YMM_K1Z_ZMMM512B16: Final = 4921
     """``vcvtph2bf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 4089
+    EVEX_VCVTPH2BF8_XMM_K1Z_XMMM128B16: Final = 4922
     """``vcvtph2bf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 4090
+    EVEX_VCVTPH2BF8_XMM_K1Z_YMMM256B16: Final = 4923
     """``vcvtph2bf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 4091
+    EVEX_VCVTPH2BF8_YMM_K1Z_ZMMM512B16: Final = 4924
     """``vcvtph2bf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 74 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 4092
+    EVEX_VCVTPH2HF8S_XMM_K1Z_XMMM128B16: Final = 4925
     """``vcvtph2hf8s W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 4093
+    EVEX_VCVTPH2HF8S_XMM_K1Z_YMMM256B16: Final = 4926
     """``vcvtph2hf8s W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 4094
+    EVEX_VCVTPH2HF8S_YMM_K1Z_ZMMM512B16: Final = 4927
     """``vcvtph2hf8s W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 1B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 4095
+    EVEX_VCVTPH2HF8_XMM_K1Z_XMMM128B16: Final = 4928
     """``vcvtph2hf8 W:xmm, R:xmm/m128`` ``EVEX.128.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 4096
+    EVEX_VCVTPH2HF8_XMM_K1Z_YMMM256B16: Final = 4929
     """``vcvtph2hf8 W:xmm, R:ymm/m256`` ``EVEX.256.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 4097
+    EVEX_VCVTPH2HF8_YMM_K1Z_ZMMM512B16: Final = 4930
     """``vcvtph2hf8 W:ymm, R:zmm/m512`` ``EVEX.512.F3.MAP5.W0 18 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4098
+    EVEX_VCVTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4931
     """``vcvtph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4099
+    EVEX_VCVTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4932
     """``vcvtph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4100
+    EVEX_VCVTPH2IBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4933
     """``vcvtph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4101
+    EVEX_VCVTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4934
     """``vcvtph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4102
+    EVEX_VCVTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4935
     """``vcvtph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4103
+    EVEX_VCVTPH2IUBS_ZMM_K1Z_ZMMM512B16_ER: Final = 4936
     """``vcvtph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4104
+    EVEX_VCVTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4937
     """``vcvtps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4105
+    EVEX_VCVTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4938
     """``vcvtps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4106
+    EVEX_VCVTPS2IBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4939
     """``vcvtps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 69 /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4107
+    EVEX_VCVTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4940
     """``vcvtps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4108
+    EVEX_VCVTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4941
     """``vcvtps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4109
+    EVEX_VCVTPS2IUBS_ZMM_K1Z_ZMMM512B32_ER: Final = 4942
     """``vcvtps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6B /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4110
+    EVEX_VCVTTBF162IBS_XMM_K1Z_XMMM128B16: Final = 4943
     """``vcvttbf162ibs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4111
+    EVEX_VCVTTBF162IBS_YMM_K1Z_YMMM256B16: Final = 4944
     """``vcvttbf162ibs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4112
+    EVEX_VCVTTBF162IBS_ZMM_K1Z_ZMMM512B16: Final = 4945
     """``vcvttbf162ibs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4113
+    EVEX_VCVTTBF162IUBS_XMM_K1Z_XMMM128B16: Final = 4946
     """``vcvttbf162iubs W:xmm, R:xmm/m128`` ``EVEX.128.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4114
+    EVEX_VCVTTBF162IUBS_YMM_K1Z_YMMM256B16: Final = 4947
     """``vcvttbf162iubs W:ymm, R:ymm/m256`` ``EVEX.256.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4115
+    EVEX_VCVTTBF162IUBS_ZMM_K1Z_ZMMM512B16: Final = 4948
     """``vcvttbf162iubs W:zmm, R:zmm/m512`` ``EVEX.512.F2.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 4116
+    EVEX_VCVTTPD2DQS_XMM_K1Z_XMMM128B64: Final = 4949
     """``vcvttpd2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 4117
+    EVEX_VCVTTPD2DQS_XMM_K1Z_YMMM256B64: Final = 4950
     """``vcvttpd2dqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4118
+    EVEX_VCVTTPD2DQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4951
     """``vcvttpd2dqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 4119
+    EVEX_VCVTTPD2QQS_XMM_K1Z_XMMM128B64: Final = 4952
     """``vcvttpd2qqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 4120
+    EVEX_VCVTTPD2QQS_YMM_K1Z_YMMM256B64: Final = 4953
     """``vcvttpd2qqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4121
+    EVEX_VCVTTPD2QQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4954
     """``vcvttpd2qqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 4122
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_XMMM128B64: Final = 4955
     """``vcvttpd2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 4123
+    EVEX_VCVTTPD2UDQS_XMM_K1Z_YMMM256B64: Final = 4956
     """``vcvttpd2udqs W:xmm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4124
+    EVEX_VCVTTPD2UDQS_YMM_K1Z_ZMMM512B64_SAE: Final = 4957
     """``vcvttpd2udqs W:ymm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 4125
+    EVEX_VCVTTPD2UQQS_XMM_K1Z_XMMM128B64: Final = 4958
     """``vcvttpd2uqqs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 4126
+    EVEX_VCVTTPD2UQQS_YMM_K1Z_YMMM256B64: Final = 4959
     """``vcvttpd2uqqs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4127
+    EVEX_VCVTTPD2UQQS_ZMM_K1Z_ZMMM512B64_SAE: Final = 4960
     """``vcvttpd2uqqs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4128
+    EVEX_VCVTTPH2IBS_XMM_K1Z_XMMM128B16: Final = 4961
     """``vcvttph2ibs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4129
+    EVEX_VCVTTPH2IBS_YMM_K1Z_YMMM256B16: Final = 4962
     """``vcvttph2ibs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4130
+    EVEX_VCVTTPH2IBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4963
     """``vcvttph2ibs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4131
+    EVEX_VCVTTPH2IUBS_XMM_K1Z_XMMM128B16: Final = 4964
     """``vcvttph2iubs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4132
+    EVEX_VCVTTPH2IUBS_YMM_K1Z_YMMM256B16: Final = 4965
     """``vcvttph2iubs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4133
+    EVEX_VCVTTPH2IUBS_ZMM_K1Z_ZMMM512B16_SAE: Final = 4966
     """``vcvttph2iubs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 4134
+    EVEX_VCVTTPS2DQS_XMM_K1Z_XMMM128B32: Final = 4967
     """``vcvttps2dqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 4135
+    EVEX_VCVTTPS2DQS_YMM_K1Z_YMMM256B32: Final = 4968
     """``vcvttps2dqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4136
+    EVEX_VCVTTPS2DQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4969
     """``vcvttps2dqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4137
+    EVEX_VCVTTPS2IBS_XMM_K1Z_XMMM128B32: Final = 4970
     """``vcvttps2ibs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4138
+    EVEX_VCVTTPS2IBS_YMM_K1Z_YMMM256B32: Final = 4971
     """``vcvttps2ibs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4139
+    EVEX_VCVTTPS2IBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4972
     """``vcvttps2ibs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 68 /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4140
+    EVEX_VCVTTPS2IUBS_XMM_K1Z_XMMM128B32: Final = 4973
     """``vcvttps2iubs W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4141
+    EVEX_VCVTTPS2IUBS_YMM_K1Z_YMMM256B32: Final = 4974
     """``vcvttps2iubs W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4142
+    EVEX_VCVTTPS2IUBS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4975
     """``vcvttps2iubs W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 6A /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 4143
+    EVEX_VCVTTPS2QQS_XMM_K1Z_XMMM64B32: Final = 4976
     """``vcvttps2qqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 4144
+    EVEX_VCVTTPS2QQS_YMM_K1Z_XMMM128B32: Final = 4977
     """``vcvttps2qqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4145
+    EVEX_VCVTTPS2QQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4978
     """``vcvttps2qqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 4146
+    EVEX_VCVTTPS2UDQS_XMM_K1Z_XMMM128B32: Final = 4979
     """``vcvttps2udqs W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 4147
+    EVEX_VCVTTPS2UDQS_YMM_K1Z_YMMM256B32: Final = 4980
     """``vcvttps2udqs W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4148
+    EVEX_VCVTTPS2UDQS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4981
     """``vcvttps2udqs W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 4149
+    EVEX_VCVTTPS2UQQS_XMM_K1Z_XMMM64B32: Final = 4982
     """``vcvttps2uqqs W:xmm, R:xmm/m64`` ``EVEX.128.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 4150
+    EVEX_VCVTTPS2UQQS_YMM_K1Z_XMMM128B32: Final = 4983
     """``vcvttps2uqqs W:ymm, R:xmm/m128`` ``EVEX.256.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4151
+    EVEX_VCVTTPS2UQQS_ZMM_K1Z_YMMM256B32_SAE: Final = 4984
     """``vcvttps2uqqs W:zmm, R:ymm/m256`` ``EVEX.512.66.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 4152
+    EVEX_VCVTTSD2SIS_R32_XMMM64_SAE: Final = 4985
     """``vcvttsd2sis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 4153
+    EVEX_VCVTTSD2SIS_R64_XMMM64_SAE: Final = 4986
     """``vcvttsd2sis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 4154
+    EVEX_VCVTTSD2USIS_R32_XMMM64_SAE: Final = 4987
     """``vcvttsd2usis W:r32, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 4155
+    EVEX_VCVTTSD2USIS_R64_XMMM64_SAE: Final = 4988
     """``vcvttsd2usis W:r64, R:xmm/m64`` ``EVEX.LIG.F2.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 4156
+    EVEX_VCVTTSS2SIS_R32_XMMM32_SAE: Final = 4989
     """``vcvttss2sis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 4157
+    EVEX_VCVTTSS2SIS_R64_XMMM32_SAE: Final = 4990
     """``vcvttss2sis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6D /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 4158
+    EVEX_VCVTTSS2USIS_R32_XMMM32_SAE: Final = 4991
     """``vcvttss2usis W:r32, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W0 6C /r`` (AVX10_2)"""
-    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 4159
+    EVEX_VCVTTSS2USIS_R64_XMMM32_SAE: Final = 4992
     """``vcvttss2usis W:r64, R:xmm/m32`` ``EVEX.LIG.F3.MAP5.W1 6C /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4160
+    EVEX_VDIVBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4993
     """``vdivbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4161
+    EVEX_VDIVBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4994
     """``vdivbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4162
+    EVEX_VDIVBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4995
     """``vdivbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5E /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 4163
+    EVEX_VDPPHPS_XMM_K1Z_XMM_XMMM128B32: Final = 4996
     """``vdpphps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 4164
+    EVEX_VDPPHPS_YMM_K1Z_YMM_YMMM256B32: Final = 4997
     """``vdpphps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4165
+    EVEX_VDPPHPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4998
     """``vdpphps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.0F38.W0 52 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4166
+    EVEX_VFMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4999
     """``vfmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4167
+    EVEX_VFMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5000
     """``vfmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4168
+    EVEX_VFMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5001
     """``vfmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 98 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4169
+    EVEX_VFMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5002
     """``vfmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4170
+    EVEX_VFMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5003
     """``vfmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4171
+    EVEX_VFMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5004
     """``vfmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 A8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4172
+    EVEX_VFMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5005
     """``vfmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4173
+    EVEX_VFMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5006
     """``vfmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4174
+    EVEX_VFMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5007
     """``vfmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 B8 /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4175
+    EVEX_VFMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5008
     """``vfmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4176
+    EVEX_VFMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5009
     """``vfmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4177
+    EVEX_VFMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5010
     """``vfmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9A /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4178
+    EVEX_VFMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5011
     """``vfmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4179
+    EVEX_VFMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5012
     """``vfmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4180
+    EVEX_VFMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5013
     """``vfmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4181
+    EVEX_VFMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5014
     """``vfmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4182
+    EVEX_VFMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5015
     """``vfmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4183
+    EVEX_VFMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5016
     """``vfmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BA /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4184
+    EVEX_VFNMADD132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5017
     """``vfnmadd132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4185
+    EVEX_VFNMADD132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5018
     """``vfnmadd132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4186
+    EVEX_VFNMADD132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5019
     """``vfnmadd132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9C /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4187
+    EVEX_VFNMADD213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5020
     """``vfnmadd213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4188
+    EVEX_VFNMADD213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5021
     """``vfnmadd213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4189
+    EVEX_VFNMADD213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5022
     """``vfnmadd213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4190
+    EVEX_VFNMADD231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5023
     """``vfnmadd231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4191
+    EVEX_VFNMADD231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5024
     """``vfnmadd231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4192
+    EVEX_VFNMADD231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5025
     """``vfnmadd231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BC /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4193
+    EVEX_VFNMSUB132BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5026
     """``vfnmsub132bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4194
+    EVEX_VFNMSUB132BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5027
     """``vfnmsub132bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4195
+    EVEX_VFNMSUB132BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5028
     """``vfnmsub132bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 9E /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4196
+    EVEX_VFNMSUB213BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5029
     """``vfnmsub213bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4197
+    EVEX_VFNMSUB213BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5030
     """``vfnmsub213bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4198
+    EVEX_VFNMSUB213BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5031
     """``vfnmsub213bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 AE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 4199
+    EVEX_VFNMSUB231BF16_XMM_K1Z_XMM_XMMM128B16: Final = 5032
     """``vfnmsub231bf16 RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 4200
+    EVEX_VFNMSUB231BF16_YMM_K1Z_YMM_YMMM256B16: Final = 5033
     """``vfnmsub231bf16 RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4201
+    EVEX_VFNMSUB231BF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5034
     """``vfnmsub231bf16 RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 BE /r`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 4202
+    EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8: Final = 5035
     """``vfpclassbf16 W:k, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 4203
+    EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8: Final = 5036
     """``vfpclassbf16 W:k, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 4204
+    EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8: Final = 5037
     """``vfpclassbf16 W:k, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 66 /r ib`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 4205
+    EVEX_VGETEXPBF16_XMM_K1Z_XMMM128B16: Final = 5038
     """``vgetexpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 4206
+    EVEX_VGETEXPBF16_YMM_K1Z_YMMM256B16: Final = 5039
     """``vgetexpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 4207
+    EVEX_VGETEXPBF16_ZMM_K1Z_ZMMM512B16: Final = 5040
     """``vgetexpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 42 /r`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4208
+    EVEX_VGETMANTBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5041
     """``vgetmantbf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4209
+    EVEX_VGETMANTBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5042
     """``vgetmantbf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4210
+    EVEX_VGETMANTBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5043
     """``vgetmantbf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 26 /r ib`` (AVX10_2)"""
-    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4211
+    EVEX_VMAXBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5044
     """``vmaxbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4212
+    EVEX_VMAXBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5045
     """``vmaxbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4213
+    EVEX_VMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5046
     """``vmaxbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5F /r`` (AVX10_2)"""
-    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4214
+    EVEX_VMINBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5047
     """``vminbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4215
+    EVEX_VMINBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5048
     """``vminbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4216
+    EVEX_VMINBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5049
     """``vminbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5D /r`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4217
+    EVEX_VMINMAXBF16_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5050
     """``vminmaxbf16 W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4218
+    EVEX_VMINMAXBF16_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5051
     """``vminmaxbf16 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 4219
+    EVEX_VMINMAXBF16_ZMM_K1Z_ZMM_ZMMM512B16_IMM8: Final = 5052
     """``vminmaxbf16 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4220
+    EVEX_VMINMAXPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5053
     """``vminmaxpd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4221
+    EVEX_VMINMAXPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5054
     """``vminmaxpd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4222
+    EVEX_VMINMAXPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5055
     """``vminmaxpd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 4223
+    EVEX_VMINMAXPH_XMM_K1Z_XMM_XMMM128B16_IMM8: Final = 5056
     """``vminmaxph W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 4224
+    EVEX_VMINMAXPH_YMM_K1Z_YMM_YMMM256B16_IMM8: Final = 5057
     """``vminmaxph W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 4225
+    EVEX_VMINMAXPH_ZMM_K1Z_ZMM_ZMMM512B16_IMM8_SAE: Final = 5058
     """``vminmaxph W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.NP.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4226
+    EVEX_VMINMAXPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5059
     """``vminmaxps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4227
+    EVEX_VMINMAXPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5060
     """``vminmaxps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4228
+    EVEX_VMINMAXPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5061
     """``vminmaxps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 52 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4229
+    EVEX_VMINMAXSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5062
     """``vminmaxsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 4230
+    EVEX_VMINMAXSH_XMM_K1Z_XMM_XMMM16_IMM8_SAE: Final = 5063
     """``vminmaxsh W:xmm, R:xmm, R:xmm/m16, R:imm8`` ``EVEX.LIG.NP.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4231
+    EVEX_VMINMAXSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5064
     """``vminmaxss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 53 /r ib`` (AVX10_2)"""
-    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4232
+    EVEX_VMULBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5065
     """``vmulbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4233
+    EVEX_VMULBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5066
     """``vmulbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4234
+    EVEX_VMULBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5067
     """``vmulbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 59 /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 4235
+    EVEX_VRCPBF16_XMM_K1Z_XMMM128B16: Final = 5068
     """``vrcpbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 4236
+    EVEX_VRCPBF16_YMM_K1Z_YMMM256B16: Final = 5069
     """``vrcpbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 4237
+    EVEX_VRCPBF16_ZMM_K1Z_ZMMM512B16: Final = 5070
     """``vrcpbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4C /r`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4238
+    EVEX_VREDUCEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5071
     """``vreducebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4239
+    EVEX_VREDUCEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5072
     """``vreducebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4240
+    EVEX_VREDUCEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5073
     """``vreducebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 56 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 4241
+    EVEX_VRNDSCALEBF16_XMM_K1Z_XMMM128B16_IMM8: Final = 5074
     """``vrndscalebf16 W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 4242
+    EVEX_VRNDSCALEBF16_YMM_K1Z_YMMM256B16_IMM8: Final = 5075
     """``vrndscalebf16 W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 4243
+    EVEX_VRNDSCALEBF16_ZMM_K1Z_ZMMM512B16_IMM8: Final = 5076
     """``vrndscalebf16 W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.F2.0F3A.W0 08 /r ib`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4244
+    EVEX_VRSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5077
     """``vrsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4245
+    EVEX_VRSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5078
     """``vrsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4246
+    EVEX_VRSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5079
     """``vrsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 4E /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4247
+    EVEX_VSCALEFBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5080
     """``vscalefbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4248
+    EVEX_VSCALEFBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5081
     """``vscalefbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4249
+    EVEX_VSCALEFBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5082
     """``vscalefbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.NP.MAP6.W0 2C /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 4250
+    EVEX_VSQRTBF16_XMM_K1Z_XMMM128B16: Final = 5083
     """``vsqrtbf16 W:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 4251
+    EVEX_VSQRTBF16_YMM_K1Z_YMMM256B16: Final = 5084
     """``vsqrtbf16 W:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 4252
+    EVEX_VSQRTBF16_ZMM_K1Z_ZMMM512B16: Final = 5085
     """``vsqrtbf16 W:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 51 /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 4253
+    EVEX_VSUBBF16_XMM_K1Z_XMM_XMMM128B16: Final = 5086
     """``vsubbf16 W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 4254
+    EVEX_VSUBBF16_YMM_K1Z_YMM_YMMM256B16: Final = 5087
     """``vsubbf16 W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 4255
+    EVEX_VSUBBF16_ZMM_K1Z_ZMM_ZMMM512B16: Final = 5088
     """``vsubbf16 W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.MAP5.W0 5C /r`` (AVX10_2)"""
-    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 4256
+    EVEX_VUCOMXSD_XMM_XMMM64_SAE: Final = 5089
     """``vucomxsd R:xmm, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 4257
+    EVEX_VUCOMXSH_XMM_XMMM16_SAE: Final = 5090
     """``vucomxsh R:xmm, R:xmm/m16`` ``EVEX.128.F3.MAP5.W0 2E /r`` (AVX10_2)"""
-    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 4258
+    EVEX_VUCOMXSS_XMM_XMMM32_SAE: Final = 5091
     """``vucomxss R:xmm, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 2E /r`` (AVX10_2)"""
-    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 4259
+    EVEX_VPXORD_XMM_K1Z_XMM_XMMM128B32: Final = 5092
     """``vpxord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 4260
+    EVEX_VPXORD_YMM_K1Z_YMM_YMMM256B32: Final = 5093
     """``vpxord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4261
+    EVEX_VPXORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5094
     """``vpxord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EF /r`` (AVX512F)"""
-    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 4262
+    EVEX_VPANDD_XMM_K1Z_XMM_XMMM128B32: Final = 5095
     """``vpandd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 4263
+    EVEX_VPANDD_YMM_K1Z_YMM_YMMM256B32: Final = 5096
     """``vpandd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4264
+    EVEX_VPANDD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5097
     """``vpandd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DB /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 4265
+    EVEX_VMOVDQU32_XMM_K1Z_XMMM128: Final = 5098
     """``vmovdqu32 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 4266
+    EVEX_VMOVDQU32_YMM_K1Z_YMMM256: Final = 5099
     """``vmovdqu32 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 4267
+    EVEX_VMOVDQU32_XMMM128_K1Z_XMM: Final = 5100
     """``vmovdqu32 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 4268
+    EVEX_VMOVDQU32_ZMM_K1Z_ZMMM512: Final = 5101
     """``vmovdqu32 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 4269
+    EVEX_VMOVDQU32_YMMM256_K1Z_YMM: Final = 5102
     """``vmovdqu32 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 4270
+    EVEX_VMOVDQU32_ZMMM512_K1Z_ZMM: Final = 5103
     """``vmovdqu32 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 4271
+    EVEX_VMOVDQU64_XMM_K1Z_XMMM128: Final = 5104
     """``vmovdqu64 W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 4272
+    EVEX_VMOVDQU64_YMM_K1Z_YMMM256: Final = 5105
     """``vmovdqu64 W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 4273
+    EVEX_VMOVDQU64_XMMM128_K1Z_XMM: Final = 5106
     """``vmovdqu64 W:xmm/m128, R:xmm`` ``EVEX.128.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 4274
+    EVEX_VMOVDQU64_ZMM_K1Z_ZMMM512: Final = 5107
     """``vmovdqu64 W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 4275
+    EVEX_VMOVDQU64_YMMM256_K1Z_YMM: Final = 5108
     """``vmovdqu64 W:ymm/m256, R:ymm`` ``EVEX.256.F3.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 4276
+    EVEX_VMOVDQU64_ZMMM512_K1Z_ZMM: Final = 5109
     """``vmovdqu64 W:zmm/m512, R:zmm`` ``EVEX.512.F3.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 4277
+    EVEX_VPORD_XMM_K1Z_XMM_XMMM128B32: Final = 5110
     """``vpord W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 4278
+    EVEX_VPORD_YMM_K1Z_YMM_YMMM256B32: Final = 5111
     """``vpord W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4279
+    EVEX_VPORD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5112
     """``vpord W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 EB /r`` (AVX512F)"""
-    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4280
+    EVEX_VPORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5113
     """``vporq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4281
+    EVEX_VPORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5114
     """``vporq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4282
+    EVEX_VPORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5115
     """``vporq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EB /r`` (AVX512F)"""
-    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 4283
+    EVEX_VPANDQ_XMM_K1Z_XMM_XMMM128B64: Final = 5116
     """``vpandq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 4284
+    EVEX_VPANDQ_YMM_K1Z_YMM_YMMM256B64: Final = 5117
     """``vpandq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DB /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4285
+    EVEX_VPANDQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5118
     """``vpandq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DB /r`` (AVX512F)"""
-    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 4286
+    EVEX_VPXORQ_XMM_K1Z_XMM_XMMM128B64: Final = 5119
     """``vpxorq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 4287
+    EVEX_VPXORQ_YMM_K1Z_YMM_YMMM256B64: Final = 5120
     """``vpxorq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 EF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4288
+    EVEX_VPXORQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5121
     """``vpxorq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 EF /r`` (AVX512F)"""
-    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 4289
+    EVEX_VPANDND_XMM_K1Z_XMM_XMMM128B32: Final = 5122
     """``vpandnd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 4290
+    EVEX_VPANDND_YMM_K1Z_YMM_YMMM256B32: Final = 5123
     """``vpandnd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4291
+    EVEX_VPANDND_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5124
     """``vpandnd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 DF /r`` (AVX512F)"""
-    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 4292
+    EVEX_VPANDNQ_XMM_K1Z_XMM_XMMM128B64: Final = 5125
     """``vpandnq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 4293
+    EVEX_VPANDNQ_YMM_K1Z_YMM_YMMM256B64: Final = 5126
     """``vpandnq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 DF /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4294
+    EVEX_VPANDNQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5127
     """``vpandnq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 DF /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 4295
+    EVEX_VMOVDQA32_XMM_K1Z_XMMM128: Final = 5128
     """``vmovdqa32 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 4296
+    EVEX_VMOVDQA32_XMMM128_K1Z_XMM: Final = 5129
     """``vmovdqa32 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 4297
+    EVEX_VMOVDQA32_YMM_K1Z_YMMM256: Final = 5130
     """``vmovdqa32 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W0 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 4298
+    EVEX_VMOVDQA32_YMMM256_K1Z_YMM: Final = 5131
     """``vmovdqa32 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 4299
+    EVEX_VMOVDQA32_ZMM_K1Z_ZMMM512: Final = 5132
     """``vmovdqa32 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W0 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 4300
+    EVEX_VMOVDQA32_ZMMM512_K1Z_ZMM: Final = 5133
     """``vmovdqa32 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W0 7F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 4301
+    EVEX_VMOVDQA64_XMM_K1Z_XMMM128: Final = 5134
     """``vmovdqa64 W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 4302
+    EVEX_VMOVDQA64_XMMM128_K1Z_XMM: Final = 5135
     """``vmovdqa64 W:xmm/m128, R:xmm`` ``EVEX.128.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 4303
+    EVEX_VMOVDQA64_YMM_K1Z_YMMM256: Final = 5136
     """``vmovdqa64 W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 6F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 4304
+    EVEX_VMOVDQA64_YMMM256_K1Z_YMM: Final = 5137
     """``vmovdqa64 W:ymm/m256, R:ymm`` ``EVEX.256.66.0F.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 4305
+    EVEX_VMOVDQA64_ZMM_K1Z_ZMMM512: Final = 5138
     """``vmovdqa64 W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 6F /r`` (AVX512F)"""
-    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 4306
+    EVEX_VMOVDQA64_ZMMM512_K1Z_ZMM: Final = 5139
     """``vmovdqa64 W:zmm/m512, R:zmm`` ``EVEX.512.66.0F.W1 7F /r`` (AVX512F)"""
-    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4307
+    EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5140
     """``vprord W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 4308
+    EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8: Final = 5141
     """``vprord W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 4309
+    EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8: Final = 5142
     """``vprord W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4310
+    EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5143
     """``vprorq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /0 ib`` (AVX512F)"""
-    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4311
+    EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5144
     """``vprorq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4312
+    EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5145
     """``vprorq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /0 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 4313
+    EVEX_VPROLD_ZMM_K1Z_ZMMM512B32_IMM8: Final = 5146
     """``vprold W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W0 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 4314
+    EVEX_VPROLD_XMM_K1Z_XMMM128B32_IMM8: Final = 5147
     """``vprold W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 4315
+    EVEX_VPROLD_YMM_K1Z_YMMM256B32_IMM8: Final = 5148
     """``vprold W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W0 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4316
+    EVEX_VPROLQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5149
     """``vprolq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /1 ib`` (AVX512F)"""
-    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4317
+    EVEX_VPROLQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5150
     """``vprolq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4318
+    EVEX_VPROLQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5151
     """``vprolq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /1 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 4319
+    EVEX_VPSRAQ_ZMM_K1Z_ZMMM512B64_IMM8: Final = 5152
     """``vpsraq W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F.W1 72 /4 ib`` (AVX512F)"""
-    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 4320
+    EVEX_VPSRAQ_ZMM_K1Z_ZMM_XMMM128: Final = 5153
     """``vpsraq W:zmm, R:zmm, R:xmm/m128`` ``EVEX.512.66.0F.W1 E2 /r`` (AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 4321
+    EVEX_VPSRAQ_XMM_K1Z_XMMM128B64_IMM8: Final = 5154
     """``vpsraq W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 4322
+    EVEX_VPSRAQ_YMM_K1Z_YMMM256B64_IMM8: Final = 5155
     """``vpsraq W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F.W1 72 /4 ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 4323
+    EVEX_VPSRAQ_XMM_K1Z_XMM_XMMM128: Final = 5156
     """``vpsraq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 4324
+    EVEX_VPSRAQ_YMM_K1Z_YMM_XMMM128: Final = 5157
     """``vpsraq W:ymm, R:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W1 E2 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 4325
+    EVEX_VCVTTPS2UDQ_ZMM_K1Z_ZMMM512B32_SAE: Final = 5158
     """``vcvttps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4326
+    EVEX_VCVTTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5159
     """``vcvttps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4327
+    EVEX_VCVTTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5160
     """``vcvttps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 4328
+    EVEX_VCVTTPD2UDQ_YMM_K1Z_ZMMM512B64_SAE: Final = 5161
     """``vcvttpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4329
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5162
     """``vcvttpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4330
+    EVEX_VCVTTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5163
     """``vcvttpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 78 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 4331
+    EVEX_VCVTTSS2USI_R32_XMMM32_SAE: Final = 5164
     """``vcvttss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 4332
+    EVEX_VCVTTSS2USI_R64_XMMM32_SAE: Final = 5165
     """``vcvttss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 4333
+    EVEX_VCVTTSD2USI_R32_XMMM64_SAE: Final = 5166
     """``vcvttsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 78 /r`` (AVX512F)"""
-    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 4334
+    EVEX_VCVTTSD2USI_R64_XMMM64_SAE: Final = 5167
     """``vcvttsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 78 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 4335
+    EVEX_VCVTPS2UDQ_ZMM_K1Z_ZMMM512B32_ER: Final = 5168
     """``vcvtps2udq W:zmm, R:zmm/m512`` ``EVEX.512.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 4336
+    EVEX_VCVTPS2UDQ_XMM_K1Z_XMMM128B32: Final = 5169
     """``vcvtps2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 4337
+    EVEX_VCVTPS2UDQ_YMM_K1Z_YMMM256B32: Final = 5170
     """``vcvtps2udq W:ymm, R:ymm/m256`` ``EVEX.256.0F.W0 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 4338
+    EVEX_VCVTPD2UDQ_YMM_K1Z_ZMMM512B64_ER: Final = 5171
     """``vcvtpd2udq W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 4339
+    EVEX_VCVTPD2UDQ_XMM_K1Z_XMMM128B64: Final = 5172
     """``vcvtpd2udq W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 4340
+    EVEX_VCVTPD2UDQ_XMM_K1Z_YMMM256B64: Final = 5173
     """``vcvtpd2udq W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 79 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 4341
+    EVEX_VCVTSS2USI_R32_XMMM32_ER: Final = 5174
     """``vcvtss2usi W:r32, R:xmm/m32`` ``EVEX.LIG.F3.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 4342
+    EVEX_VCVTSS2USI_R64_XMMM32_ER: Final = 5175
     """``vcvtss2usi W:r64, R:xmm/m32`` ``EVEX.LIG.F3.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 4343
+    EVEX_VCVTSD2USI_R32_XMMM64_ER: Final = 5176
     """``vcvtsd2usi W:r32, R:xmm/m64`` ``EVEX.LIG.F2.0F.W0 79 /r`` (AVX512F)"""
-    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 4344
+    EVEX_VCVTSD2USI_R64_XMMM64_ER: Final = 5177
     """``vcvtsd2usi W:r64, R:xmm/m64`` ``EVEX.LIG.F2.0F.W1 79 /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 4345
+    EVEX_VCVTUDQ2PD_ZMM_K1Z_YMMM256B32_ER: Final = 5178
     """``vcvtudq2pd W:zmm, R:ymm/m256`` ``EVEX.512.F3.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 4346
+    EVEX_VCVTUDQ2PD_XMM_K1Z_XMMM64B32: Final = 5179
     """``vcvtudq2pd W:xmm, R:xmm/m64`` ``EVEX.128.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 4347
+    EVEX_VCVTUDQ2PD_YMM_K1Z_XMMM128B32: Final = 5180
     """``vcvtudq2pd W:ymm, R:xmm/m128`` ``EVEX.256.F3.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 4348
+    EVEX_VCVTUDQ2PS_ZMM_K1Z_ZMMM512B32_ER: Final = 5181
     """``vcvtudq2ps W:zmm, R:zmm/m512`` ``EVEX.512.F2.0F.W0 7A /r`` (AVX512F)"""
-    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 4349
+    EVEX_VCVTUDQ2PS_XMM_K1Z_XMMM128B32: Final = 5182
     """``vcvtudq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 4350
+    EVEX_VCVTUDQ2PS_YMM_K1Z_YMMM256B32: Final = 5183
     """``vcvtudq2ps W:ymm, R:ymm/m256`` ``EVEX.256.F2.0F.W0 7A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 4351
+    EVEX_VCVTUSI2SS_XMM_XMM_RM32_ER: Final = 5184
     """``vcvtusi2ss W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F3.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 4352
+    EVEX_VCVTUSI2SS_XMM_XMM_RM64_ER: Final = 5185
     """``vcvtusi2ss W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F3.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 4353
+    EVEX_VCVTUSI2SD_XMM_XMM_RM32_ER: Final = 5186
     """``vcvtusi2sd W:xmm, R:xmm, R:r32/m32`` ``EVEX.LIG.F2.0F.W0 7B /r`` (AVX512F)"""
-    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 4354
+    EVEX_VCVTUSI2SD_XMM_XMM_RM64_ER: Final = 5187
     """``vcvtusi2sd W:xmm, R:xmm, R:r64/m64`` ``EVEX.LIG.F2.0F.W1 7B /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 4355
+    EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM: Final = 5188
     """``vpmovusdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 11 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 4356
+    EVEX_VPMOVUSDB_XMMM32_K1Z_XMM: Final = 5189
     """``vpmovusdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 4357
+    EVEX_VPMOVUSDB_XMMM64_K1Z_YMM: Final = 5190
     """``vpmovusdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 11 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 4358
+    EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM: Final = 5191
     """``vpmovusqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 12 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 4359
+    EVEX_VPMOVUSQB_XMMM16_K1Z_XMM: Final = 5192
     """``vpmovusqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 4360
+    EVEX_VPMOVUSQB_XMMM32_K1Z_YMM: Final = 5193
     """``vpmovusqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 12 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 4361
+    EVEX_VPMOVUSDW_YMMM256_K1Z_ZMM: Final = 5194
     """``vpmovusdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 13 /r`` (AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 4362
+    EVEX_VPMOVUSDW_XMMM64_K1Z_XMM: Final = 5195
     """``vpmovusdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 4363
+    EVEX_VPMOVUSDW_XMMM128_K1Z_YMM: Final = 5196
     """``vpmovusdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 13 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4364
+    EVEX_VPRORVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5197
     """``vprorvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 4365
+    EVEX_VPRORVD_XMM_K1Z_XMM_XMMM128B32: Final = 5198
     """``vprorvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 4366
+    EVEX_VPRORVD_YMM_K1Z_YMM_YMMM256B32: Final = 5199
     """``vprorvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4367
+    EVEX_VPRORVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5200
     """``vprorvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 14 /r`` (AVX512F)"""
-    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4368
+    EVEX_VPRORVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5201
     """``vprorvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4369
+    EVEX_VPRORVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5202
     """``vprorvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 4370
+    EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM: Final = 5203
     """``vpmovusqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 14 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 4371
+    EVEX_VPMOVUSQW_XMMM32_K1Z_XMM: Final = 5204
     """``vpmovusqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 4372
+    EVEX_VPMOVUSQW_XMMM64_K1Z_YMM: Final = 5205
     """``vpmovusqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 14 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4373
+    EVEX_VPROLVD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5206
     """``vprolvd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 4374
+    EVEX_VPROLVD_XMM_K1Z_XMM_XMMM128B32: Final = 5207
     """``vprolvd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 4375
+    EVEX_VPROLVD_YMM_K1Z_YMM_YMMM256B32: Final = 5208
     """``vprolvd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4376
+    EVEX_VPROLVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5209
     """``vprolvq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 15 /r`` (AVX512F)"""
-    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4377
+    EVEX_VPROLVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5210
     """``vprolvq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4378
+    EVEX_VPROLVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5211
     """``vprolvq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 4379
+    EVEX_VPMOVUSQD_YMMM256_K1Z_ZMM: Final = 5212
     """``vpmovusqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 15 /r`` (AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 4380
+    EVEX_VPMOVUSQD_XMMM64_K1Z_XMM: Final = 5213
     """``vpmovusqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 4381
+    EVEX_VPMOVUSQD_XMMM128_K1Z_YMM: Final = 5214
     """``vpmovusqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 15 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 4382
+    EVEX_VBROADCASTF32X4_ZMM_K1Z_M128: Final = 5215
     """``vbroadcastf32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 1A /r`` (AVX512F)"""
-    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 4383
+    EVEX_VBROADCASTF32X4_YMM_K1Z_M128: Final = 5216
     """``vbroadcastf32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 1A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 4384
+    EVEX_VBROADCASTF64X4_ZMM_K1Z_M256: Final = 5217
     """``vbroadcastf64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 1B /r`` (AVX512F)"""
-    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 4385
+    EVEX_VPABSQ_ZMM_K1Z_ZMMM512B64: Final = 5218
     """``vpabsq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 1F /r`` (AVX512F)"""
-    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 4386
+    EVEX_VPABSQ_XMM_K1Z_XMMM128B64: Final = 5219
     """``vpabsq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 4387
+    EVEX_VPABSQ_YMM_K1Z_YMMM256B64: Final = 5220
     """``vpabsq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 1F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 4388
+    EVEX_VPMOVSDB_XMMM128_K1Z_ZMM: Final = 5221
     """``vpmovsdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 21 /r`` (AVX512F)"""
-    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 4389
+    EVEX_VPMOVSDB_XMMM32_K1Z_XMM: Final = 5222
     """``vpmovsdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 4390
+    EVEX_VPMOVSDB_XMMM64_K1Z_YMM: Final = 5223
     """``vpmovsdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 21 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 4391
+    EVEX_VPMOVSQB_XMMM64_K1Z_ZMM: Final = 5224
     """``vpmovsqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 22 /r`` (AVX512F)"""
-    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 4392
+    EVEX_VPMOVSQB_XMMM16_K1Z_XMM: Final = 5225
     """``vpmovsqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 4393
+    EVEX_VPMOVSQB_XMMM32_K1Z_YMM: Final = 5226
     """``vpmovsqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 22 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 4394
+    EVEX_VPMOVSDW_YMMM256_K1Z_ZMM: Final = 5227
     """``vpmovsdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 23 /r`` (AVX512F)"""
-    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 4395
+    EVEX_VPMOVSDW_XMMM64_K1Z_XMM: Final = 5228
     """``vpmovsdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 4396
+    EVEX_VPMOVSDW_XMMM128_K1Z_YMM: Final = 5229
     """``vpmovsdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 23 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 4397
+    EVEX_VPMOVSQW_XMMM128_K1Z_ZMM: Final = 5230
     """``vpmovsqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 24 /r`` (AVX512F)"""
-    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 4398
+    EVEX_VPMOVSQW_XMMM32_K1Z_XMM: Final = 5231
     """``vpmovsqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 4399
+    EVEX_VPMOVSQW_XMMM64_K1Z_YMM: Final = 5232
     """``vpmovsqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 24 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 4400
+    EVEX_VPMOVSQD_YMMM256_K1Z_ZMM: Final = 5233
     """``vpmovsqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 25 /r`` (AVX512F)"""
-    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 4401
+    EVEX_VPMOVSQD_XMMM64_K1Z_XMM: Final = 5234
     """``vpmovsqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 4402
+    EVEX_VPMOVSQD_XMMM128_K1Z_YMM: Final = 5235
     """``vpmovsqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 25 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 4403
+    EVEX_VPTESTMD_KR_K1_ZMM_ZMMM512B32: Final = 5236
     """``vptestmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 4404
+    EVEX_VPTESTMD_KR_K1_XMM_XMMM128B32: Final = 5237
     """``vptestmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 4405
+    EVEX_VPTESTMD_KR_K1_YMM_YMMM256B32: Final = 5238
     """``vptestmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 4406
+    EVEX_VPTESTMQ_KR_K1_ZMM_ZMMM512B64: Final = 5239
     """``vptestmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 4407
+    EVEX_VPTESTMQ_KR_K1_XMM_XMMM128B64: Final = 5240
     """``vptestmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 4408
+    EVEX_VPTESTMQ_KR_K1_YMM_YMMM256B64: Final = 5241
     """``vptestmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 4409
+    EVEX_VPTESTNMD_KR_K1_ZMM_ZMMM512B32: Final = 5242
     """``vptestnmd W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W0 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 4410
+    EVEX_VPTESTNMD_KR_K1_XMM_XMMM128B32: Final = 5243
     """``vptestnmd W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 4411
+    EVEX_VPTESTNMD_KR_K1_YMM_YMMM256B32: Final = 5244
     """``vptestnmd W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W0 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 4412
+    EVEX_VPTESTNMQ_KR_K1_ZMM_ZMMM512B64: Final = 5245
     """``vptestnmq W:k, R:zmm, R:zmm/m512`` ``EVEX.512.F3.0F38.W1 27 /r`` (AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 4413
+    EVEX_VPTESTNMQ_KR_K1_XMM_XMMM128B64: Final = 5246
     """``vptestnmq W:k, R:xmm, R:xmm/m128`` ``EVEX.128.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 4414
+    EVEX_VPTESTNMQ_KR_K1_YMM_YMMM256B64: Final = 5247
     """``vptestnmq W:k, R:ymm, R:ymm/m256`` ``EVEX.256.F3.0F38.W1 27 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 4415
+    EVEX_VSCALEFPS_ZMM_K1Z_ZMM_ZMMM512B32_ER: Final = 5248
     """``vscalefps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 4416
+    EVEX_VSCALEFPS_XMM_K1Z_XMM_XMMM128B32: Final = 5249
     """``vscalefps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 4417
+    EVEX_VSCALEFPS_YMM_K1Z_YMM_YMMM256B32: Final = 5250
     """``vscalefps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 4418
+    EVEX_VSCALEFPD_ZMM_K1Z_ZMM_ZMMM512B64_ER: Final = 5251
     """``vscalefpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 2C /r`` (AVX512F)"""
-    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 4419
+    EVEX_VSCALEFPD_XMM_K1Z_XMM_XMMM128B64: Final = 5252
     """``vscalefpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 4420
+    EVEX_VSCALEFPD_YMM_K1Z_YMM_YMMM256B64: Final = 5253
     """``vscalefpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 2C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 4421
+    EVEX_VSCALEFSS_XMM_K1Z_XMM_XMMM32_ER: Final = 5254
     """``vscalefss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 2D /r`` (AVX512F)"""
-    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 4422
+    EVEX_VSCALEFSD_XMM_K1Z_XMM_XMMM64_ER: Final = 5255
     """``vscalefsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 2D /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 4423
+    EVEX_VPMOVDB_XMMM128_K1Z_ZMM: Final = 5256
     """``vpmovdb W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 31 /r`` (AVX512F)"""
-    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 4424
+    EVEX_VPMOVDB_XMMM32_K1Z_XMM: Final = 5257
     """``vpmovdb W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 4425
+    EVEX_VPMOVDB_XMMM64_K1Z_YMM: Final = 5258
     """``vpmovdb W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 31 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 4426
+    EVEX_VPMOVQB_XMMM64_K1Z_ZMM: Final = 5259
     """``vpmovqb W:xmm/m64, R:zmm`` ``EVEX.512.F3.0F38.W0 32 /r`` (AVX512F)"""
-    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 4427
+    EVEX_VPMOVQB_XMMM16_K1Z_XMM: Final = 5260
     """``vpmovqb W:xmm/m16, R:xmm`` ``EVEX.128.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 4428
+    EVEX_VPMOVQB_XMMM32_K1Z_YMM: Final = 5261
     """``vpmovqb W:xmm/m32, R:ymm`` ``EVEX.256.F3.0F38.W0 32 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 4429
+    EVEX_VPMOVDW_YMMM256_K1Z_ZMM: Final = 5262
     """``vpmovdw W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 33 /r`` (AVX512F)"""
-    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 4430
+    EVEX_VPMOVDW_XMMM64_K1Z_XMM: Final = 5263
     """``vpmovdw W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 4431
+    EVEX_VPMOVDW_XMMM128_K1Z_YMM: Final = 5264
     """``vpmovdw W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 33 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 4432
+    EVEX_VPMOVQW_XMMM128_K1Z_ZMM: Final = 5265
     """``vpmovqw W:xmm/m128, R:zmm`` ``EVEX.512.F3.0F38.W0 34 /r`` (AVX512F)"""
-    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 4433
+    EVEX_VPMOVQW_XMMM32_K1Z_XMM: Final = 5266
     """``vpmovqw W:xmm/m32, R:xmm`` ``EVEX.128.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 4434
+    EVEX_VPMOVQW_XMMM64_K1Z_YMM: Final = 5267
     """``vpmovqw W:xmm/m64, R:ymm`` ``EVEX.256.F3.0F38.W0 34 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 4435
+    EVEX_VPMOVQD_YMMM256_K1Z_ZMM: Final = 5268
     """``vpmovqd W:ymm/m256, R:zmm`` ``EVEX.512.F3.0F38.W0 35 /r`` (AVX512F)"""
-    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 4436
+    EVEX_VPMOVQD_XMMM64_K1Z_XMM: Final = 5269
     """``vpmovqd W:xmm/m64, R:xmm`` ``EVEX.128.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 4437
+    EVEX_VPMOVQD_XMMM128_K1Z_YMM: Final = 5270
     """``vpmovqd W:xmm/m128, R:ymm`` ``EVEX.256.F3.0F38.W0 35 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4438
+    EVEX_VPMINSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5271
     """``vpminsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 39 /r`` (AVX512F)"""
-    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4439
+    EVEX_VPMINSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5272
     """``vpminsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4440
+    EVEX_VPMINSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5273
     """``vpminsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 39 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4441
+    EVEX_VPMINUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5274
     """``vpminuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3B /r`` (AVX512F)"""
-    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4442
+    EVEX_VPMINUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5275
     """``vpminuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4443
+    EVEX_VPMINUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5276
     """``vpminuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4444
+    EVEX_VPMAXSQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5277
     """``vpmaxsq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3D /r`` (AVX512F)"""
-    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 4445
+    EVEX_VPMAXSQ_XMM_K1Z_XMM_XMMM128B64: Final = 5278
     """``vpmaxsq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 4446
+    EVEX_VPMAXSQ_YMM_K1Z_YMM_YMMM256B64: Final = 5279
     """``vpmaxsq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3D /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4447
+    EVEX_VPMAXUQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5280
     """``vpmaxuq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 3F /r`` (AVX512F)"""
-    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 4448
+    EVEX_VPMAXUQ_XMM_K1Z_XMM_XMMM128B64: Final = 5281
     """``vpmaxuq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 4449
+    EVEX_VPMAXUQ_YMM_K1Z_YMM_YMMM256B64: Final = 5282
     """``vpmaxuq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 3F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4450
+    EVEX_VGETEXPPS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5283
     """``vgetexpps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 4451
+    EVEX_VGETEXPPS_XMM_K1Z_XMMM128B32: Final = 5284
     """``vgetexpps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 4452
+    EVEX_VGETEXPPS_YMM_K1Z_YMMM256B32: Final = 5285
     """``vgetexpps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4453
+    EVEX_VGETEXPPD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5286
     """``vgetexppd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 42 /r`` (AVX512F)"""
-    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 4454
+    EVEX_VGETEXPPD_XMM_K1Z_XMMM128B64: Final = 5287
     """``vgetexppd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 4455
+    EVEX_VGETEXPPD_YMM_K1Z_YMMM256B64: Final = 5288
     """``vgetexppd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 42 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4456
+    EVEX_VGETEXPSS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5289
     """``vgetexpss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 43 /r`` (AVX512F)"""
-    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4457
+    EVEX_VGETEXPSD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5290
     """``vgetexpsd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 43 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4458
+    EVEX_VPSRAVQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5291
     """``vpsravq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 46 /r`` (AVX512F)"""
-    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 4459
+    EVEX_VPSRAVQ_XMM_K1Z_XMM_XMMM128B64: Final = 5292
     """``vpsravq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 4460
+    EVEX_VPSRAVQ_YMM_K1Z_YMM_YMMM256B64: Final = 5293
     """``vpsravq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 46 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 4461
+    EVEX_VRCP14PS_ZMM_K1Z_ZMMM512B32: Final = 5294
     """``vrcp14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 4462
+    EVEX_VRCP14PS_XMM_K1Z_XMMM128B32: Final = 5295
     """``vrcp14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 4463
+    EVEX_VRCP14PS_YMM_K1Z_YMMM256B32: Final = 5296
     """``vrcp14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 4464
+    EVEX_VRCP14PD_ZMM_K1Z_ZMMM512B64: Final = 5297
     """``vrcp14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4C /r`` (AVX512F)"""
-    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 4465
+    EVEX_VRCP14PD_XMM_K1Z_XMMM128B64: Final = 5298
     """``vrcp14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 4466
+    EVEX_VRCP14PD_YMM_K1Z_YMMM256B64: Final = 5299
     """``vrcp14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4C /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 4467
+    EVEX_VRCP14SS_XMM_K1Z_XMM_XMMM32: Final = 5300
     """``vrcp14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4D /r`` (AVX512F)"""
-    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 4468
+    EVEX_VRCP14SD_XMM_K1Z_XMM_XMMM64: Final = 5301
     """``vrcp14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4D /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 4469
+    EVEX_VRSQRT14PS_ZMM_K1Z_ZMMM512B32: Final = 5302
     """``vrsqrt14ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 4470
+    EVEX_VRSQRT14PS_XMM_K1Z_XMMM128B32: Final = 5303
     """``vrsqrt14ps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 4471
+    EVEX_VRSQRT14PS_YMM_K1Z_YMMM256B32: Final = 5304
     """``vrsqrt14ps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 4472
+    EVEX_VRSQRT14PD_ZMM_K1Z_ZMMM512B64: Final = 5305
     """``vrsqrt14pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 4E /r`` (AVX512F)"""
-    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 4473
+    EVEX_VRSQRT14PD_XMM_K1Z_XMMM128B64: Final = 5306
     """``vrsqrt14pd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 4474
+    EVEX_VRSQRT14PD_YMM_K1Z_YMMM256B64: Final = 5307
     """``vrsqrt14pd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 4E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 4475
+    EVEX_VRSQRT14SS_XMM_K1Z_XMM_XMMM32: Final = 5308
     """``vrsqrt14ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 4F /r`` (AVX512F)"""
-    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 4476
+    EVEX_VRSQRT14SD_XMM_K1Z_XMM_XMMM64: Final = 5309
     """``vrsqrt14sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 4F /r`` (AVX512F)"""
-    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4477
+    EVEX_VEXP2PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5310
     """``vexp2ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C8 /r`` (AVX512ER)"""
-    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4478
+    EVEX_VEXP2PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5311
     """``vexp2pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C8 /r`` (AVX512ER)"""
-    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4479
+    EVEX_VRCP28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5312
     """``vrcp28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4480
+    EVEX_VRCP28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5313
     """``vrcp28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CA /r`` (AVX512ER)"""
-    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4481
+    EVEX_VRCP28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5314
     """``vrcp28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CB /r`` (AVX512ER)"""
-    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4482
+    EVEX_VRCP28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5315
     """``vrcp28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CB /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 4483
+    EVEX_VRSQRT28PS_ZMM_K1Z_ZMMM512B32_SAE: Final = 5316
     """``vrsqrt28ps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 4484
+    EVEX_VRSQRT28PD_ZMM_K1Z_ZMMM512B64_SAE: Final = 5317
     """``vrsqrt28pd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 CC /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 4485
+    EVEX_VRSQRT28SS_XMM_K1Z_XMM_XMMM32_SAE: Final = 5318
     """``vrsqrt28ss W:xmm, R:xmm, R:xmm/m32`` ``EVEX.LIG.66.0F38.W0 CD /r`` (AVX512ER)"""
-    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 4486
+    EVEX_VRSQRT28SD_XMM_K1Z_XMM_XMMM64_SAE: Final = 5319
     """``vrsqrt28sd W:xmm, R:xmm, R:xmm/m64`` ``EVEX.LIG.66.0F38.W1 CD /r`` (AVX512ER)"""
-    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 4487
+    EVEX_VBROADCASTI32X4_ZMM_K1Z_M128: Final = 5320
     """``vbroadcasti32x4 W:zmm, R:m128`` ``EVEX.512.66.0F38.W0 5A /r`` (AVX512F)"""
-    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 4488
+    EVEX_VBROADCASTI32X4_YMM_K1Z_M128: Final = 5321
     """``vbroadcasti32x4 W:ymm, R:m128`` ``EVEX.256.66.0F38.W0 5A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 4489
+    EVEX_VBROADCASTI64X4_ZMM_K1Z_M256: Final = 5322
     """``vbroadcasti64x4 W:zmm, R:m256`` ``EVEX.512.66.0F38.W1 5B /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4490
+    EVEX_VPBLENDMD_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5323
     """``vpblendmd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 4491
+    EVEX_VPBLENDMD_XMM_K1Z_XMM_XMMM128B32: Final = 5324
     """``vpblendmd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 4492
+    EVEX_VPBLENDMD_YMM_K1Z_YMM_YMMM256B32: Final = 5325
     """``vpblendmd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4493
+    EVEX_VPBLENDMQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5326
     """``vpblendmq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 64 /r`` (AVX512F)"""
-    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 4494
+    EVEX_VPBLENDMQ_XMM_K1Z_XMM_XMMM128B64: Final = 5327
     """``vpblendmq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 4495
+    EVEX_VPBLENDMQ_YMM_K1Z_YMM_YMMM256B64: Final = 5328
     """``vpblendmq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 64 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4496
+    EVEX_VBLENDMPS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5329
     """``vblendmps W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 4497
+    EVEX_VBLENDMPS_XMM_K1Z_XMM_XMMM128B32: Final = 5330
     """``vblendmps W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 4498
+    EVEX_VBLENDMPS_YMM_K1Z_YMM_YMMM256B32: Final = 5331
     """``vblendmps W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4499
+    EVEX_VBLENDMPD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5332
     """``vblendmpd W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 65 /r`` (AVX512F)"""
-    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 4500
+    EVEX_VBLENDMPD_XMM_K1Z_XMM_XMMM128B64: Final = 5333
     """``vblendmpd W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 4501
+    EVEX_VBLENDMPD_YMM_K1Z_YMM_YMMM256B64: Final = 5334
     """``vblendmpd W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 65 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4502
+    EVEX_VPERMI2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5335
     """``vpermi2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 4503
+    EVEX_VPERMI2D_XMM_K1Z_XMM_XMMM128B32: Final = 5336
     """``vpermi2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 4504
+    EVEX_VPERMI2D_YMM_K1Z_YMM_YMMM256B32: Final = 5337
     """``vpermi2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4505
+    EVEX_VPERMI2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5338
     """``vpermi2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 76 /r`` (AVX512F)"""
-    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4506
+    EVEX_VPERMI2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5339
     """``vpermi2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4507
+    EVEX_VPERMI2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5340
     """``vpermi2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 76 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4508
+    EVEX_VPERMI2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5341
     """``vpermi2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4509
+    EVEX_VPERMI2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5342
     """``vpermi2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4510
+    EVEX_VPERMI2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5343
     """``vpermi2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4511
+    EVEX_VPERMI2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5344
     """``vpermi2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 77 /r`` (AVX512F)"""
-    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4512
+    EVEX_VPERMI2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5345
     """``vpermi2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4513
+    EVEX_VPERMI2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5346
     """``vpermi2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 77 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4514
+    EVEX_VPERMT2D_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5347
     """``vpermt2d RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 4515
+    EVEX_VPERMT2D_XMM_K1Z_XMM_XMMM128B32: Final = 5348
     """``vpermt2d RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 4516
+    EVEX_VPERMT2D_YMM_K1Z_YMM_YMMM256B32: Final = 5349
     """``vpermt2d RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4517
+    EVEX_VPERMT2Q_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5350
     """``vpermt2q RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7E /r`` (AVX512F)"""
-    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 4518
+    EVEX_VPERMT2Q_XMM_K1Z_XMM_XMMM128B64: Final = 5351
     """``vpermt2q RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 4519
+    EVEX_VPERMT2Q_YMM_K1Z_YMM_YMMM256B64: Final = 5352
     """``vpermt2q RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7E /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 4520
+    EVEX_VPERMT2PS_ZMM_K1Z_ZMM_ZMMM512B32: Final = 5353
     """``vpermt2ps RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 4521
+    EVEX_VPERMT2PS_XMM_K1Z_XMM_XMMM128B32: Final = 5354
     """``vpermt2ps RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 4522
+    EVEX_VPERMT2PS_YMM_K1Z_YMM_YMMM256B32: Final = 5355
     """``vpermt2ps RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4523
+    EVEX_VPERMT2PD_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5356
     """``vpermt2pd RW:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 7F /r`` (AVX512F)"""
-    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 4524
+    EVEX_VPERMT2PD_XMM_K1Z_XMM_XMMM128B64: Final = 5357
     """``vpermt2pd RW:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 4525
+    EVEX_VPERMT2PD_YMM_K1Z_YMM_YMMM256B64: Final = 5358
     """``vpermt2pd RW:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 7F /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 4526
+    EVEX_VEXPANDPS_ZMM_K1Z_ZMMM512: Final = 5359
     """``vexpandps W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 4527
+    EVEX_VEXPANDPS_XMM_K1Z_XMMM128: Final = 5360
     """``vexpandps W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 4528
+    EVEX_VEXPANDPS_YMM_K1Z_YMMM256: Final = 5361
     """``vexpandps W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 4529
+    EVEX_VEXPANDPD_ZMM_K1Z_ZMMM512: Final = 5362
     """``vexpandpd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 88 /r`` (AVX512F)"""
-    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 4530
+    EVEX_VEXPANDPD_XMM_K1Z_XMMM128: Final = 5363
     """``vexpandpd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 4531
+    EVEX_VEXPANDPD_YMM_K1Z_YMMM256: Final = 5364
     """``vexpandpd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 88 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 4532
+    EVEX_VPEXPANDD_ZMM_K1Z_ZMMM512: Final = 5365
     """``vpexpandd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 4533
+    EVEX_VPEXPANDD_XMM_K1Z_XMMM128: Final = 5366
     """``vpexpandd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 4534
+    EVEX_VPEXPANDD_YMM_K1Z_YMMM256: Final = 5367
     """``vpexpandd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 4535
+    EVEX_VPEXPANDQ_ZMM_K1Z_ZMMM512: Final = 5368
     """``vpexpandq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 89 /r`` (AVX512F)"""
-    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 4536
+    EVEX_VPEXPANDQ_XMM_K1Z_XMMM128: Final = 5369
     """``vpexpandq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 4537
+    EVEX_VPEXPANDQ_YMM_K1Z_YMMM256: Final = 5370
     """``vpexpandq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 89 /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 4538
+    EVEX_VCOMPRESSPS_ZMMM512_K1Z_ZMM: Final = 5371
     """``vcompressps W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 4539
+    EVEX_VCOMPRESSPS_XMMM128_K1Z_XMM: Final = 5372
     """``vcompressps W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 4540
+    EVEX_VCOMPRESSPS_YMMM256_K1Z_YMM: Final = 5373
     """``vcompressps W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 4541
+    EVEX_VCOMPRESSPD_ZMMM512_K1Z_ZMM: Final = 5374
     """``vcompresspd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8A /r`` (AVX512F)"""
-    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 4542
+    EVEX_VCOMPRESSPD_XMMM128_K1Z_XMM: Final = 5375
     """``vcompresspd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 4543
+    EVEX_VCOMPRESSPD_YMMM256_K1Z_YMM: Final = 5376
     """``vcompresspd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8A /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 4544
+    EVEX_VPCOMPRESSD_ZMMM512_K1Z_ZMM: Final = 5377
     """``vpcompressd W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W0 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 4545
+    EVEX_VPCOMPRESSD_XMMM128_K1Z_XMM: Final = 5378
     """``vpcompressd W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 4546
+    EVEX_VPCOMPRESSD_YMMM256_K1Z_YMM: Final = 5379
     """``vpcompressd W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W0 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 4547
+    EVEX_VPCOMPRESSQ_ZMMM512_K1Z_ZMM: Final = 5380
     """``vpcompressq W:zmm/m512, R:zmm`` ``EVEX.512.66.0F38.W1 8B /r`` (AVX512F)"""
-    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 4548
+    EVEX_VPCOMPRESSQ_XMMM128_K1Z_XMM: Final = 5381
     """``vpcompressq W:xmm/m128, R:xmm`` ``EVEX.128.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 4549
+    EVEX_VPCOMPRESSQ_YMMM256_K1Z_YMM: Final = 5382
     """``vpcompressq W:ymm/m256, R:ymm`` ``EVEX.256.66.0F38.W1 8B /r`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4550
+    EVEX_VALIGND_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5383
     """``valignd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4551
+    EVEX_VALIGND_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5384
     """``valignd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4552
+    EVEX_VALIGND_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5385
     """``valignd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4553
+    EVEX_VALIGNQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5386
     """``valignq W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 03 /r ib`` (AVX512F)"""
-    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4554
+    EVEX_VALIGNQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5387
     """``valignq W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4555
+    EVEX_VALIGNQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5388
     """``valignq W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 03 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4556
+    EVEX_VRNDSCALEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5389
     """``vrndscaleps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 08 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4557
+    EVEX_VRNDSCALEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5390
     """``vrndscaleps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4558
+    EVEX_VRNDSCALEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5391
     """``vrndscaleps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 08 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4559
+    EVEX_VRNDSCALEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5392
     """``vrndscalepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 09 /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4560
+    EVEX_VRNDSCALEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5393
     """``vrndscalepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4561
+    EVEX_VRNDSCALEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5394
     """``vrndscalepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 09 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4562
+    EVEX_VRNDSCALESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5395
     """``vrndscaless W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 0A /r ib`` (AVX512F)"""
-    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4563
+    EVEX_VRNDSCALESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5396
     """``vrndscalesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 0B /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4564
+    EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5397
     """``vinsertf32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 18 /r ib`` (AVX512F)"""
-    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4565
+    EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5398
     """``vinsertf32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 18 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4566
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5399
     """``vextractf32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 19 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 4567
+    EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8: Final = 5400
     """``vextractf32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 19 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4568
+    EVEX_VINSERTF64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5401
     """``vinsertf64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 1A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4569
+    EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5402
     """``vextractf64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 1B /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4570
+    EVEX_VPCMPUD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5403
     """``vpcmpud W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4571
+    EVEX_VPCMPUD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5404
     """``vpcmpud W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4572
+    EVEX_VPCMPUD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5405
     """``vpcmpud W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4573
+    EVEX_VPCMPUQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5406
     """``vpcmpuq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1E /r ib`` (AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4574
+    EVEX_VPCMPUQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5407
     """``vpcmpuq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4575
+    EVEX_VPCMPUQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5408
     """``vpcmpuq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1E /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 4576
+    EVEX_VPCMPD_KR_K1_ZMM_ZMMM512B32_IMM8: Final = 5409
     """``vpcmpd W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 4577
+    EVEX_VPCMPD_KR_K1_XMM_XMMM128B32_IMM8: Final = 5410
     """``vpcmpd W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 4578
+    EVEX_VPCMPD_KR_K1_YMM_YMMM256B32_IMM8: Final = 5411
     """``vpcmpd W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 4579
+    EVEX_VPCMPQ_KR_K1_ZMM_ZMMM512B64_IMM8: Final = 5412
     """``vpcmpq W:k, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 1F /r ib`` (AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 4580
+    EVEX_VPCMPQ_KR_K1_XMM_XMMM128B64_IMM8: Final = 5413
     """``vpcmpq W:k, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 4581
+    EVEX_VPCMPQ_KR_K1_YMM_YMMM256B64_IMM8: Final = 5414
     """``vpcmpq W:k, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 1F /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4582
+    EVEX_VSHUFF32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5415
     """``vshuff32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4583
+    EVEX_VSHUFF32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5416
     """``vshuff32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4584
+    EVEX_VSHUFF64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5417
     """``vshuff64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 23 /r ib`` (AVX512F)"""
-    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4585
+    EVEX_VSHUFF64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5418
     """``vshuff64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 23 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4586
+    EVEX_VPTERNLOGD_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5419
     """``vpternlogd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4587
+    EVEX_VPTERNLOGD_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5420
     """``vpternlogd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4588
+    EVEX_VPTERNLOGD_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5421
     """``vpternlogd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4589
+    EVEX_VPTERNLOGQ_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5422
     """``vpternlogq RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 25 /r ib`` (AVX512F)"""
-    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4590
+    EVEX_VPTERNLOGQ_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5423
     """``vpternlogq RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4591
+    EVEX_VPTERNLOGQ_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5424
     """``vpternlogq RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 25 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4592
+    EVEX_VGETMANTPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5425
     """``vgetmantps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4593
+    EVEX_VGETMANTPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5426
     """``vgetmantps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4594
+    EVEX_VGETMANTPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5427
     """``vgetmantps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4595
+    EVEX_VGETMANTPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5428
     """``vgetmantpd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 26 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4596
+    EVEX_VGETMANTPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5429
     """``vgetmantpd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4597
+    EVEX_VGETMANTPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5430
     """``vgetmantpd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 26 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4598
+    EVEX_VGETMANTSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5431
     """``vgetmantss W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 27 /r ib`` (AVX512F)"""
-    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4599
+    EVEX_VGETMANTSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5432
     """``vgetmantsd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 27 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4600
+    EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5433
     """``vinserti32x4 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W0 38 /r ib`` (AVX512F)"""
-    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4601
+    EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5434
     """``vinserti32x4 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W0 38 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 4602
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8: Final = 5435
     """``vextracti32x4 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 39 /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 4603
+    EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8: Final = 5436
     """``vextracti32x4 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W0 39 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4604
+    EVEX_VINSERTI64X4_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5437
     """``vinserti64x4 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W1 3A /r ib`` (AVX512F)"""
-    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 4605
+    EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8: Final = 5438
     """``vextracti64x4 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 3B /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 4606
+    EVEX_VSHUFI32X4_ZMM_K1Z_ZMM_ZMMM512B32_IMM8: Final = 5439
     """``vshufi32x4 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4607
+    EVEX_VSHUFI32X4_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5440
     """``vshufi32x4 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 4608
+    EVEX_VSHUFI64X2_ZMM_K1Z_ZMM_ZMMM512B64_IMM8: Final = 5441
     """``vshufi64x2 W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 43 /r ib`` (AVX512F)"""
-    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4609
+    EVEX_VSHUFI64X2_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5442
     """``vshufi64x2 W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 43 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4610
+    EVEX_VFIXUPIMMPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5443
     """``vfixupimmps RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4611
+    EVEX_VFIXUPIMMPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5444
     """``vfixupimmps RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4612
+    EVEX_VFIXUPIMMPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5445
     """``vfixupimmps RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4613
+    EVEX_VFIXUPIMMPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5446
     """``vfixupimmpd RW:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 54 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4614
+    EVEX_VFIXUPIMMPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5447
     """``vfixupimmpd RW:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4615
+    EVEX_VFIXUPIMMPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5448
     """``vfixupimmpd RW:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 54 /r ib`` (AVX512VL+AVX512F)"""
-    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4616
+    EVEX_VFIXUPIMMSS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5449
     """``vfixupimmss RW:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 55 /r ib`` (AVX512F)"""
-    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4617
+    EVEX_VFIXUPIMMSD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5450
     """``vfixupimmsd RW:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 55 /r ib`` (AVX512F)"""
-    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 4618
+    EVEX_VPBROADCASTMB2Q_ZMM_KR: Final = 5451
     """``vpbroadcastmb2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 2A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 4619
+    EVEX_VPBROADCASTMB2Q_XMM_KR: Final = 5452
     """``vpbroadcastmb2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 4620
+    EVEX_VPBROADCASTMB2Q_YMM_KR: Final = 5453
     """``vpbroadcastmb2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 2A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 4621
+    EVEX_VPBROADCASTMW2D_ZMM_KR: Final = 5454
     """``vpbroadcastmw2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 3A /r`` (AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 4622
+    EVEX_VPBROADCASTMW2D_XMM_KR: Final = 5455
     """``vpbroadcastmw2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 4623
+    EVEX_VPBROADCASTMW2D_YMM_KR: Final = 5456
     """``vpbroadcastmw2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 3A /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 4624
+    EVEX_VPLZCNTD_ZMM_K1Z_ZMMM512B32: Final = 5457
     """``vplzcntd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 4625
+    EVEX_VPLZCNTD_XMM_K1Z_XMMM128B32: Final = 5458
     """``vplzcntd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 4626
+    EVEX_VPLZCNTD_YMM_K1Z_YMMM256B32: Final = 5459
     """``vplzcntd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 4627
+    EVEX_VPLZCNTQ_ZMM_K1Z_ZMMM512B64: Final = 5460
     """``vplzcntq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 44 /r`` (AVX512CD)"""
-    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 4628
+    EVEX_VPLZCNTQ_XMM_K1Z_XMMM128B64: Final = 5461
     """``vplzcntq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 4629
+    EVEX_VPLZCNTQ_YMM_K1Z_YMMM256B64: Final = 5462
     """``vplzcntq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 44 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 4630
+    EVEX_VPCONFLICTD_ZMM_K1Z_ZMMM512B32: Final = 5463
     """``vpconflictd W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W0 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 4631
+    EVEX_VPCONFLICTD_XMM_K1Z_XMMM128B32: Final = 5464
     """``vpconflictd W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 4632
+    EVEX_VPCONFLICTD_YMM_K1Z_YMMM256B32: Final = 5465
     """``vpconflictd W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W0 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 4633
+    EVEX_VPCONFLICTQ_ZMM_K1Z_ZMMM512B64: Final = 5466
     """``vpconflictq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 C4 /r`` (AVX512CD)"""
-    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 4634
+    EVEX_VPCONFLICTQ_XMM_K1Z_XMMM128B64: Final = 5467
     """``vpconflictq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 4635
+    EVEX_VPCONFLICTQ_YMM_K1Z_YMMM256B64: Final = 5468
     """``vpconflictq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 C4 /r`` (AVX512VL+AVX512CD)"""
-    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4636
+    EVEX_VCVTQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5469
     """``vcvtqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.0F.W1 5B /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 4637
+    EVEX_VCVTQQ2PS_XMM_K1Z_XMMM128B64: Final = 5470
     """``vcvtqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 4638
+    EVEX_VCVTQQ2PS_XMM_K1Z_YMMM256B64: Final = 5471
     """``vcvtqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.0F.W1 5B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4639
+    EVEX_VCVTTPS2UQQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5472
     """``vcvttps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4640
+    EVEX_VCVTTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5473
     """``vcvttps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4641
+    EVEX_VCVTTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5474
     """``vcvttps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4642
+    EVEX_VCVTTPD2UQQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5475
     """``vcvttpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 78 /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4643
+    EVEX_VCVTTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5476
     """``vcvttpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4644
+    EVEX_VCVTTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5477
     """``vcvttpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 78 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 4645
+    EVEX_VCVTPS2UQQ_ZMM_K1Z_YMMM256B32_ER: Final = 5478
     """``vcvtps2uqq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 4646
+    EVEX_VCVTPS2UQQ_XMM_K1Z_XMMM64B32: Final = 5479
     """``vcvtps2uqq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 4647
+    EVEX_VCVTPS2UQQ_YMM_K1Z_XMMM128B32: Final = 5480
     """``vcvtps2uqq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4648
+    EVEX_VCVTPD2UQQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5481
     """``vcvtpd2uqq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 79 /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 4649
+    EVEX_VCVTPD2UQQ_XMM_K1Z_XMMM128B64: Final = 5482
     """``vcvtpd2uqq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 4650
+    EVEX_VCVTPD2UQQ_YMM_K1Z_YMMM256B64: Final = 5483
     """``vcvtpd2uqq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 79 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 4651
+    EVEX_VCVTTPS2QQ_ZMM_K1Z_YMMM256B32_SAE: Final = 5484
     """``vcvttps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4652
+    EVEX_VCVTTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5485
     """``vcvttps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4653
+    EVEX_VCVTTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5486
     """``vcvttps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 4654
+    EVEX_VCVTTPD2QQ_ZMM_K1Z_ZMMM512B64_SAE: Final = 5487
     """``vcvttpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4655
+    EVEX_VCVTTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5488
     """``vcvttpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4656
+    EVEX_VCVTTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5489
     """``vcvttpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4657
+    EVEX_VCVTUQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5490
     """``vcvtuqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 4658
+    EVEX_VCVTUQQ2PD_XMM_K1Z_XMMM128B64: Final = 5491
     """``vcvtuqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 4659
+    EVEX_VCVTUQQ2PD_YMM_K1Z_YMMM256B64: Final = 5492
     """``vcvtuqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 4660
+    EVEX_VCVTUQQ2PS_YMM_K1Z_ZMMM512B64_ER: Final = 5493
     """``vcvtuqq2ps W:ymm, R:zmm/m512`` ``EVEX.512.F2.0F.W1 7A /r`` (AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 4661
+    EVEX_VCVTUQQ2PS_XMM_K1Z_XMMM128B64: Final = 5494
     """``vcvtuqq2ps W:xmm, R:xmm/m128`` ``EVEX.128.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 4662
+    EVEX_VCVTUQQ2PS_XMM_K1Z_YMMM256B64: Final = 5495
     """``vcvtuqq2ps W:xmm, R:ymm/m256`` ``EVEX.256.F2.0F.W1 7A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 4663
+    EVEX_VCVTPS2QQ_ZMM_K1Z_YMMM256B32_ER: Final = 5496
     """``vcvtps2qq W:zmm, R:ymm/m256`` ``EVEX.512.66.0F.W0 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 4664
+    EVEX_VCVTPS2QQ_XMM_K1Z_XMMM64B32: Final = 5497
     """``vcvtps2qq W:xmm, R:xmm/m64`` ``EVEX.128.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 4665
+    EVEX_VCVTPS2QQ_YMM_K1Z_XMMM128B32: Final = 5498
     """``vcvtps2qq W:ymm, R:xmm/m128`` ``EVEX.256.66.0F.W0 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 4666
+    EVEX_VCVTPD2QQ_ZMM_K1Z_ZMMM512B64_ER: Final = 5499
     """``vcvtpd2qq W:zmm, R:zmm/m512`` ``EVEX.512.66.0F.W1 7B /r`` (AVX512DQ)"""
-    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 4667
+    EVEX_VCVTPD2QQ_XMM_K1Z_XMMM128B64: Final = 5500
     """``vcvtpd2qq W:xmm, R:xmm/m128`` ``EVEX.128.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 4668
+    EVEX_VCVTPD2QQ_YMM_K1Z_YMMM256B64: Final = 5501
     """``vcvtpd2qq W:ymm, R:ymm/m256`` ``EVEX.256.66.0F.W1 7B /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 4669
+    EVEX_VCVTQQ2PD_ZMM_K1Z_ZMMM512B64_ER: Final = 5502
     """``vcvtqq2pd W:zmm, R:zmm/m512`` ``EVEX.512.F3.0F.W1 E6 /r`` (AVX512DQ)"""
-    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 4670
+    EVEX_VCVTQQ2PD_XMM_K1Z_XMMM128B64: Final = 5503
     """``vcvtqq2pd W:xmm, R:xmm/m128`` ``EVEX.128.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 4671
+    EVEX_VCVTQQ2PD_YMM_K1Z_YMMM256B64: Final = 5504
     """``vcvtqq2pd W:ymm, R:ymm/m256`` ``EVEX.256.F3.0F.W1 E6 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 4672
+    EVEX_VBROADCASTF32X2_ZMM_K1Z_XMMM64: Final = 5505
     """``vbroadcastf32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 19 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 4673
+    EVEX_VBROADCASTF32X2_YMM_K1Z_XMMM64: Final = 5506
     """``vbroadcastf32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 19 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 4674
+    EVEX_VBROADCASTF64X2_ZMM_K1Z_M128: Final = 5507
     """``vbroadcastf64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 1A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 4675
+    EVEX_VBROADCASTF64X2_YMM_K1Z_M128: Final = 5508
     """``vbroadcastf64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 1A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 4676
+    EVEX_VBROADCASTF32X8_ZMM_K1Z_M256: Final = 5509
     """``vbroadcastf32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 1B /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_ZMM_KR: Final = 4677
+    EVEX_VPMOVM2D_ZMM_KR: Final = 5510
     """``vpmovm2d W:zmm, R:k`` ``EVEX.512.F3.0F38.W0 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2D_XMM_KR: Final = 4678
+    EVEX_VPMOVM2D_XMM_KR: Final = 5511
     """``vpmovm2d W:xmm, R:k`` ``EVEX.128.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2D_YMM_KR: Final = 4679
+    EVEX_VPMOVM2D_YMM_KR: Final = 5512
     """``vpmovm2d W:ymm, R:k`` ``EVEX.256.F3.0F38.W0 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_ZMM_KR: Final = 4680
+    EVEX_VPMOVM2Q_ZMM_KR: Final = 5513
     """``vpmovm2q W:zmm, R:k`` ``EVEX.512.F3.0F38.W1 38 /r`` (AVX512DQ)"""
-    EVEX_VPMOVM2Q_XMM_KR: Final = 4681
+    EVEX_VPMOVM2Q_XMM_KR: Final = 5514
     """``vpmovm2q W:xmm, R:k`` ``EVEX.128.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVM2Q_YMM_KR: Final = 4682
+    EVEX_VPMOVM2Q_YMM_KR: Final = 5515
     """``vpmovm2q W:ymm, R:k`` ``EVEX.256.F3.0F38.W1 38 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_ZMM: Final = 4683
+    EVEX_VPMOVD2M_KR_ZMM: Final = 5516
     """``vpmovd2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W0 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_XMM: Final = 4684
+    EVEX_VPMOVD2M_KR_XMM: Final = 5517
     """``vpmovd2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVD2M_KR_YMM: Final = 4685
+    EVEX_VPMOVD2M_KR_YMM: Final = 5518
     """``vpmovd2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W0 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_ZMM: Final = 4686
+    EVEX_VPMOVQ2M_KR_ZMM: Final = 5519
     """``vpmovq2m W:k, R:zmm`` ``EVEX.512.F3.0F38.W1 39 /r`` (AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_XMM: Final = 4687
+    EVEX_VPMOVQ2M_KR_XMM: Final = 5520
     """``vpmovq2m W:k, R:xmm`` ``EVEX.128.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMOVQ2M_KR_YMM: Final = 4688
+    EVEX_VPMOVQ2M_KR_YMM: Final = 5521
     """``vpmovq2m W:k, R:ymm`` ``EVEX.256.F3.0F38.W1 39 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 4689
+    EVEX_VPMULLQ_ZMM_K1Z_ZMM_ZMMM512B64: Final = 5522
     """``vpmullq W:zmm, R:zmm, R:zmm/m512`` ``EVEX.512.66.0F38.W1 40 /r`` (AVX512DQ)"""
-    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 4690
+    EVEX_VPMULLQ_XMM_K1Z_XMM_XMMM128B64: Final = 5523
     """``vpmullq W:xmm, R:xmm, R:xmm/m128`` ``EVEX.128.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 4691
+    EVEX_VPMULLQ_YMM_K1Z_YMM_YMMM256B64: Final = 5524
     """``vpmullq W:ymm, R:ymm, R:ymm/m256`` ``EVEX.256.66.0F38.W1 40 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 4692
+    EVEX_VBROADCASTI32X2_ZMM_K1Z_XMMM64: Final = 5525
     """``vbroadcasti32x2 W:zmm, R:xmm/m64`` ``EVEX.512.66.0F38.W0 59 /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 4693
+    EVEX_VBROADCASTI32X2_XMM_K1Z_XMMM64: Final = 5526
     """``vbroadcasti32x2 W:xmm, R:xmm/m64`` ``EVEX.128.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 4694
+    EVEX_VBROADCASTI32X2_YMM_K1Z_XMMM64: Final = 5527
     """``vbroadcasti32x2 W:ymm, R:xmm/m64`` ``EVEX.256.66.0F38.W0 59 /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 4695
+    EVEX_VBROADCASTI64X2_ZMM_K1Z_M128: Final = 5528
     """``vbroadcasti64x2 W:zmm, R:m128`` ``EVEX.512.66.0F38.W1 5A /r`` (AVX512DQ)"""
-    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 4696
+    EVEX_VBROADCASTI64X2_YMM_K1Z_M128: Final = 5529
     """``vbroadcasti64x2 W:ymm, R:m128`` ``EVEX.256.66.0F38.W1 5A /r`` (AVX512VL+AVX512DQ)"""
-    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 4697
+    EVEX_VBROADCASTI32X8_ZMM_K1Z_M256: Final = 5530
     """``vbroadcasti32x8 W:zmm, R:m256`` ``EVEX.512.66.0F38.W0 5B /r`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4698
+    EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5531
     """``vinsertf64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 18 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4699
+    EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5532
     """``vinsertf64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 18 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4700
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5533
     """``vextractf64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 19 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 4701
+    EVEX_VEXTRACTF64X2_XMMM128_K1Z_YMM_IMM8: Final = 5534
     """``vextractf64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 19 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4702
+    EVEX_VINSERTF32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5535
     """``vinsertf32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 1A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4703
+    EVEX_VEXTRACTF32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5536
     """``vextractf32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 1B /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 4704
+    EVEX_VINSERTI64X2_ZMM_K1Z_ZMM_XMMM128_IMM8: Final = 5537
     """``vinserti64x2 W:zmm, R:zmm, R:xmm/m128, R:imm8`` ``EVEX.512.66.0F3A.W1 38 /r ib`` (AVX512DQ)"""
-    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 4705
+    EVEX_VINSERTI64X2_YMM_K1Z_YMM_XMMM128_IMM8: Final = 5538
     """``vinserti64x2 W:ymm, R:ymm, R:xmm/m128, R:imm8`` ``EVEX.256.66.0F3A.W1 38 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 4706
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_ZMM_IMM8: Final = 5539
     """``vextracti64x2 W:xmm/m128, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W1 39 /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 4707
+    EVEX_VEXTRACTI64X2_XMMM128_K1Z_YMM_IMM8: Final = 5540
     """``vextracti64x2 W:xmm/m128, R:ymm, R:imm8`` ``EVEX.256.66.0F3A.W1 39 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 4708
+    EVEX_VINSERTI32X8_ZMM_K1Z_ZMM_YMMM256_IMM8: Final = 5541
     """``vinserti32x8 W:zmm, R:zmm, R:ymm/m256, R:imm8`` ``EVEX.512.66.0F3A.W0 3A /r ib`` (AVX512DQ)"""
-    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 4709
+    EVEX_VEXTRACTI32X8_YMMM256_K1Z_ZMM_IMM8: Final = 5542
     """``vextracti32x8 W:ymm/m256, R:zmm, R:imm8`` ``EVEX.512.66.0F3A.W0 3B /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 4710
+    EVEX_VRANGEPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8_SAE: Final = 5543
     """``vrangeps W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 4711
+    EVEX_VRANGEPS_XMM_K1Z_XMM_XMMM128B32_IMM8: Final = 5544
     """``vrangeps W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 4712
+    EVEX_VRANGEPS_YMM_K1Z_YMM_YMMM256B32_IMM8: Final = 5545
     """``vrangeps W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 4713
+    EVEX_VRANGEPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8_SAE: Final = 5546
     """``vrangepd W:zmm, R:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 50 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 4714
+    EVEX_VRANGEPD_XMM_K1Z_XMM_XMMM128B64_IMM8: Final = 5547
     """``vrangepd W:xmm, R:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 4715
+    EVEX_VRANGEPD_YMM_K1Z_YMM_YMMM256B64_IMM8: Final = 5548
     """``vrangepd W:ymm, R:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 50 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4716
+    EVEX_VRANGESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5549
     """``vrangess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 51 /r ib`` (AVX512DQ)"""
-    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4717
+    EVEX_VRANGESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5550
     """``vrangesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 51 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 4718
+    EVEX_VREDUCEPS_ZMM_K1Z_ZMMM512B32_IMM8_SAE: Final = 5551
     """``vreduceps W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 4719
+    EVEX_VREDUCEPS_XMM_K1Z_XMMM128B32_IMM8: Final = 5552
     """``vreduceps W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 4720
+    EVEX_VREDUCEPS_YMM_K1Z_YMMM256B32_IMM8: Final = 5553
     """``vreduceps W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 4721
+    EVEX_VREDUCEPD_ZMM_K1Z_ZMMM512B64_IMM8_SAE: Final = 5554
     """``vreducepd W:zmm, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 56 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 4722
+    EVEX_VREDUCEPD_XMM_K1Z_XMMM128B64_IMM8: Final = 5555
     """``vreducepd W:xmm, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 4723
+    EVEX_VREDUCEPD_YMM_K1Z_YMMM256B64_IMM8: Final = 5556
     """``vreducepd W:ymm, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 56 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 4724
+    EVEX_VREDUCESS_XMM_K1Z_XMM_XMMM32_IMM8_SAE: Final = 5557
     """``vreducess W:xmm, R:xmm, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 57 /r ib`` (AVX512DQ)"""
-    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 4725
+    EVEX_VREDUCESD_XMM_K1Z_XMM_XMMM64_IMM8_SAE: Final = 5558
     """``vreducesd W:xmm, R:xmm, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 57 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 4726
+    EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8: Final = 5559
     """``vfpclassps W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W0 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 4727
+    EVEX_VFPCLASSPS_KR_K1_XMMM128B32_IMM8: Final = 5560
     """``vfpclassps W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 4728
+    EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8: Final = 5561
     """``vfpclassps W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W0 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 4729
+    EVEX_VFPCLASSPD_KR_K1_ZMMM512B64_IMM8: Final = 5562
     """``vfpclasspd W:k, R:zmm/m512, R:imm8`` ``EVEX.512.66.0F3A.W1 66 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 4730
+    EVEX_VFPCLASSPD_KR_K1_XMMM128B64_IMM8: Final = 5563
     """``vfpclasspd W:k, R:xmm/m128, R:imm8`` ``EVEX.128.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 4731
+    EVEX_VFPCLASSPD_KR_K1_YMMM256B64_IMM8: Final = 5564
     """``vfpclasspd W:k, R:ymm/m256, R:imm8`` ``EVEX.256.66.0F3A.W1 66 /r ib`` (AVX512VL+AVX512DQ)"""
-    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 4732
+    EVEX_VFPCLASSSS_KR_K1_XMMM32_IMM8: Final = 5565
     """``vfpclassss W:k, R:xmm/m32, R:imm8`` ``EVEX.LIG.66.0F3A.W0 67 /r ib`` (AVX512DQ)"""
-    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 4733
+    EVEX_VFPCLASSSD_KR_K1_XMMM64_IMM8: Final = 5566
     """``vfpclasssd W:k, R:xmm/m64, R:imm8`` ``EVEX.LIG.66.0F3A.W1 67 /r ib`` (AVX512DQ)"""
 

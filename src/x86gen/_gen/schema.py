@@ -38,7 +38,7 @@ class FormRow(_Row):
     id = property(_item(0), doc="form id: iced-x86's Code name, e.g. ADD_RM32_R32")
     mnemonic = property(_item(1), doc='lower-case mnemonic')
     operands = property(_item(2), doc='the explicit operands, each an OperandRow')
-    encoding_kind = property(_item(3), doc='legacy | d3now | vex | evex | xop (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte)')
+    encoding_kind = property(_item(3), doc="legacy | d3now | vex | evex | xop | rex2 (d3now: AMD 3DNow!, legacy bytes and a suffix opcode byte; rex2: APX's REX2 form of a legacy map 0/1 form, derived by codegen/spec.py)")
     opcode = property(_item(4), doc='the opcode byte')
     opcode_map = property(_item(5), doc='0 one-byte, 1 0F, 2 0F38, 3 0F3A, 5 MAP5 (VEX, EVEX), 6 MAP6 (EVEX), 7 MAP7 (VEX), 8 9 10 (XOP maps 08 09 0A)')
     mandatory_prefix = property(_item(6), doc='0 none, 1 66, 2 F3, 3 F2 (legacy mandatory prefix / VEX.pp; XOP.pp is 0)')

@@ -23,7 +23,9 @@ PP_BYTE = {0: (), 1: (0x66,), 2: (0xF3,), 3: (0xF2,)}
 NO_RIP_RELATIVE = frozenset({"bndmk"})
 # xmm16-31 / ymm16-31 have classes of their own (`x86gen.registers.XmmHigh`), which only EVEX encoders accept
 HIGH_CLASS = {"xmm": "XmmHigh", "ymm": "YmmHigh"}
-CLASS_NAMES = (*REG_CLASS.values(), *HIGH_CLASS.values())   # every register class encoder code may name
+# and so have r16-r31 (APX, `x86gen.registers.Gpr64X`), which only REX2 encoders accept (`x86gen.encoding.rex2`)
+EGPR_CLASS = {"r8": "Gpr8X", "r16": "Gpr16X", "r32": "Gpr32X", "r64": "Gpr64X"}
+CLASS_NAMES = (*REG_CLASS.values(), *HIGH_CLASS.values(), *EGPR_CLASS.values())   # every register class encoder code may name
 
 
 
@@ -92,6 +94,8 @@ class OperandPass:
         """The test that ``a`` is a register of class ``reg``: EVEX forms also take xmm16-31/ymm16-31."""
         if self.row.encoding_kind == "evex" and reg in HIGH_CLASS:
             return f"({a}.__class__ is {REG_CLASS[reg]} or {a}.__class__ is {HIGH_CLASS[reg]})"
+        if self.row.encoding_kind == "rex2" and reg in EGPR_CLASS:
+            return f"({a}.__class__ is {REG_CLASS[reg]} or {a}.__class__ is {EGPR_CLASS[reg]})"
         return f"{a}.__class__ is {REG_CLASS[reg]}"
 
     def bad(self, i: int) -> str:
@@ -252,7 +256,10 @@ def modrm_cases(c: OperandPass, returns) -> list[str]:
         # a form with a 32-bit address size (`a32` and a memory operand: ENQCMD_R32_M512) takes a 32-bit address, an
         # A32Mem (the same ModRM/SIB/displacement as its 64-bit operand, SDM Vol.2 2.1.5), its 0x67 in the form's bytes
         cls = f"VsibMem and {a}.index.__class__ {index}" if vsib else "A32Mem" if c.row.addrsize32 else "Mem"
-        if not known: out.append(f"if {a}.__class__ is {cls}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
+        # a REX2 form takes an address with r16-r31 too (`x86gen.memory.EgprMem`; no other form's encoder does)
+        test = f"({a}.__class__ is Mem or {a}.__class__ is EgprMem)" if c.row.encoding_kind == "rex2" and cls == "Mem" \
+            else f"{a}.__class__ is {cls}"
+        if not known: out.append(f"if {test}{'' if mem == 0 else f' and {a}.size in (0, {mem})'}:")
         if c.sig is None: out.append(f"{ind}if {a}.label is not None: raise _label_error({c.fid!r}, {c.allargs})")   # (plans check first)
         if complex_fp16:
             out.append(f"{ind}if {c.reg}.num == {c.vvvv}.num: raise _distinct_error({c.fid!r}, {c.allargs}, 'complex')")

@@ -13,6 +13,7 @@ one handler per encoding kind.
 
 Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3, 2.7; AMD APM Vol.3 1.8):
   legacy: [66 (o16)] [F2|F3|66 mandatory] [REX] [0F [38|3A]] opcode [ModRM [SIB] [disp]] [imm]
+  REX2:   [66 (o16)] [F2|F3|66 mandatory] D5 M0R4X4B4WR3X3B3 opcode [ModRM [SIB] [disp]] [imm]   (APX spec 3.1.2.1)
   3DNow!: [REX] 0F 0F ModRM [SIB] [disp] suffix                                (AMD APM Vol.3 1.2.7)
   VEX:    C5 R̄vvvvLpp                  opcode ModRM [SIB] [disp] [imm | is4]   (2-byte)
           C4 R̄X̄B̄mmmmm Wvvvv̄Lpp         opcode ModRM [SIB] [disp] [imm | is4]   (3-byte)
@@ -22,14 +23,14 @@ Byte layout (SDM Vol.2 2.1, 2.2.1, 2.3, 2.7; AMD APM Vol.3 1.8):
 from __future__ import annotations
 
 from .. import registers as R
-from ..memory import A32Mem, Mem, VsibMem
+from ..memory import A32Mem, EgprMem, Mem, VsibMem
 from ..table import mask_required
-from . import evex, legacy, vex, xop
+from . import evex, legacy, rex2, vex, xop
 from .operands import CLASS_NAMES, OperandPass
 from .runtime import HELPERS
 
 # encoding kind → its emitter (3DNow! is legacy bytes with a suffix byte, `legacy.emit` writes it)
-EMITTERS = {"legacy": legacy.emit, "d3now": legacy.emit, "vex": vex.emit, "evex": evex.emit, "xop": xop.emit}
+EMITTERS = {"legacy": legacy.emit, "d3now": legacy.emit, "vex": vex.emit, "evex": evex.emit, "xop": xop.emit, "rex2": rex2.emit}
 
 
 def build(row) -> tuple[str, str | None]:
@@ -76,4 +77,4 @@ def parts(row, sig: tuple | None = None, range_checked: bool = False, decoration
 # Names the encoder code sees: register classes (Gpr32, Ymm, …), fixed registers (R_eax, …), the memory classes, the
 # helpers of `x86gen.encoding.runtime`. The generated shapes (``_gen/encoders``) import the same names.
 GLOBALS = {**{c: getattr(R, c) for c in CLASS_NAMES}, **{f"R_{n}": r for n, r in R.REGISTERS.items()},
-           "Mem": Mem, "VsibMem": VsibMem, "A32Mem": A32Mem, **HELPERS}
+           "Mem": Mem, "VsibMem": VsibMem, "A32Mem": A32Mem, "EgprMem": EgprMem, **HELPERS}

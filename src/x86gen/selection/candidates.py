@@ -9,7 +9,9 @@ operand it wraps, and the decorations by what the form allows (`x86gen.encoding.
 
 Which forms a request may take besides its operands' kinds:
 - a register class says which encodings can carry it (`x86gen.registers.Reg.encodings`: xmm16-31 and ymm16-31 are
-  EVEX only, SDM Vol.2 2.7.1);
+  EVEX only, SDM Vol.2 2.7.1; APX's r16-r31, and addresses with them, REX2 (and APX EVEX) only);
+- the REX2 forms (the loader's twins of the legacy forms REX2 reaches, codegen/spec.py `rex2_forms`) only where an
+  operand needs one (r16-r31) or ``{rex2}`` asks for it: they take r0-r15 too, but never where REX or none does;
 - ``{evex}``/``{vex}`` before the mnemonic (`x86gen.selection.request.EVEX_PREFIX`) ask for that encoding, as GNU as and
   llvm-mc read them; movabs for mov's moffs and imm64 forms;
 - the forms whose implicit address is 32-bit or that are 16-bit branches are chosen only with their prefix word
@@ -23,7 +25,7 @@ from ..forms import encoder_of
 from ..memory import A32Mem, Bcst, Mem, SegMem
 from ..registers import Masked, Reg
 from ..table import address_size_fits, mnemonics, rows_of, sized_kind, syntax, takes
-from .request import EVEX_PREFIX, VEX_PREFIX, canonical, xchg_choice
+from .request import EVEX_PREFIX, REX2_PREFIX, VEX_PREFIX, canonical, xchg_choice
 
 # The CPUID features of VEX forms that re-encode AVX-512 instructions: AVX-VNNI, AVX-IFMA and AVX-NE-CONVERT came
 # after AVX512_VNNI, AVX512_IFMA and AVX512_BF16, and GNU as and llvm-mc write their mnemonics with EVEX unless told
@@ -115,6 +117,7 @@ def _limited(ops: tuple) -> list:
     out = []
     for x in ops:
         if x.__class__ is Masked: x = x.op
+        if x.__class__ is SegMem: x = x.plain   # (fs:[r16]: its address)
         if getattr(x, "encodings", None) is not None: out.append(x)
     return out
 
@@ -143,8 +146,10 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
     if mnemonic.__class__ is not str: raise UnknownMnemonicError("a mnemonic is a string")
     evex_only = mnemonic.startswith(EVEX_PREFIX)
     vex_only = not evex_only and mnemonic.startswith(VEX_PREFIX)
-    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic[len(VEX_PREFIX):] if vex_only else mnemonic
-    if (evex_only or vex_only) and not name:
+    rex2_only = mnemonic.startswith(REX2_PREFIX)
+    name = mnemonic[len(EVEX_PREFIX):] if evex_only else mnemonic[len(VEX_PREFIX):] if vex_only else \
+        mnemonic[len(REX2_PREFIX):] if rex2_only else mnemonic
+    if (evex_only or vex_only or rex2_only) and not name:
         raise UnknownMnemonicError(f"{mnemonic} without a mnemonic (write `{mnemonic} vaddps …`)")
     rows = rows_of(canonical(name))
     if rows is None:
@@ -193,8 +198,21 @@ def _candidates(mnemonic: str, ops: tuple, sized: str, rc) -> tuple[tuple, bool]
                                     f" {name} that takes these operands" if has else f"{name} has no VEX form", OperandError)
             ok = vex
         limited = _limited(ops)
-        if limited:   # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1)
+        egprs = [x for x in limited if "rex2" in x.encodings]
+        if rex2_only:
+            rex2 = [r for r in ok if r.encoding_kind == "rex2"]
+            if ok and not rex2:
+                from ..diagnostics import cannot_honour
+                raise cannot_honour(REX2_PREFIX, f"{REX2_PREFIX} {where()}", f"x86gen has no REX2 form of {name} that takes these"
+                                    " operands (REX2 reaches legacy maps 0 and 1 only, not rows 4, 7, A, E of map 0 nor 3 and 8"
+                                    " of map 1: Intel APX Architecture Specification, 3.1.2.1)", OperandError)
+            ok = rex2
+        elif not egprs: ok = [r for r in ok if r.encoding_kind != "rex2"]   # REX2 only where r16-r31 need it
+        if limited:   # xmm16-31/ymm16-31: only EVEX forms encode bit 4 of a register number (SDM Vol.2 2.7.1); r16-r31: REX2
             carried = [r for r in ok if all(r.encoding_kind in x.encodings for x in limited)]
+            if ok and not carried and egprs:
+                from ..diagnostics import egpr_error
+                raise egpr_error(where(), egprs, ok)
             if ok and not carried:
                 regs = ", ".join(str(x) for x in limited)
                 if vex_only:

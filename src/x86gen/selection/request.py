@@ -11,6 +11,7 @@ from ..table import IMPLICIT_MEM, has_mnemonic, rows_of, takes
 
 EVEX_PREFIX = "{evex}"   # a mnemonic "{evex}vaddps" encodes with an EVEX form only (the text pseudo-prefix `{evex} vaddps`)
 VEX_PREFIX = "{vex}"     # and "{vex}vaddps" with a VEX form only (`{vex} vpdpbusd`, as objdump prints AVX-VNNI)
+REX2_PREFIX = "{rex2}"   # and "{rex2}add" with a REX2 form only (APX; llvm-mc-22's `{rex2} add rax, rbx` is d5 08 01 d8)
 
 # ---- other names of mnemonics: GNU as's AT&T names, condition-code synonyms, objdump's and iced-x86's spellings ----
 MNEMONIC_ALIASES = {
@@ -156,11 +157,15 @@ def xchg_choice(mnemonic: str, ops: tuple) -> tuple[Form, tuple] | None:
     if len(ops) != 2 or canonical(mnemonic) != "xchg": return None
     a, b = ops
     if not isinstance(a, Reg): return None
+    # with r16-r31 (APX) the same choice, as the form's REX2 form (codegen/spec.py `rex2_forms`: id REX2_ and the form's)
+    rex2 = "REX2_" if a.encodings is not None or getattr(b, "encodings", None) is not None else ""
+    if rex2 and not all(x.encodings is None or "rex2" in x.encodings for x in (a, b) if hasattr(x, "encodings")): return None
     if isinstance(b, Mem) and b.__class__ is not VsibMem and a.kind in _XCHG_RM and b.size in (0, a.size):
-        return get_form(_XCHG_RM[a.kind]), (b.with_size(a.size), a)   # xchg ecx, [rax]: the r/m form, memory first
+        return get_form(rex2 + _XCHG_RM[a.kind]), (b.with_size(a.size), a)   # xchg ecx, [rax]: the r/m form, memory first
     if not isinstance(b, Reg): return None
     if a is b and a.name in _XCHG_SELF_NOP: return get_form(_XCHG_SELF_NOP[a.name]), ()
-    if a.name in _XCHG_ACCUMULATOR and b.kind == a.kind and b is not a: return get_form(_XCHG_ACCUMULATOR[a.name]), (b, a)
+    if a.name in _XCHG_ACCUMULATOR and b.kind == a.kind and b is not a:
+        return get_form(rex2 + _XCHG_ACCUMULATOR[a.name]), (b, a)
     return None
 
 

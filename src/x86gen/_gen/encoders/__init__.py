@@ -3,8 +3,8 @@
 """The encoders of every form, one function per shape (generated; do not edit).
 
 Forms whose encoders differ only in constants (opcode, prefix and map bytes, W/L/pp bits, /digit, the
-form id, immediate ranges) share a shape (codegen/shapes.py): 545 shapes for 4734 forms, in
-18 modules of 32 (shape ``i`` is ``SHAPES[i % 32]`` of module ``e{i // 32:03d}``), each
+form id, immediate ranges) share a shape (codegen/shapes.py): 708 shapes for 5567 forms, in
+23 modules of 32 (shape ``i`` is ``SHAPES[i % 32]`` of module ``e{i // 32:03d}``), each
 imported when one of its shapes is first used. ``shape_<ID>(fid, k0, …)``, named after its first form, returns the
 ``(enc, fits)`` of one form of the shape, given its id and the constants its row holds (``FormRow.shape``,
 ``FormRow.shape_args``); `shape` gives the function, `x86gen.forms.encoder_of` binds it. ``enc(a0, …)`` checks the
@@ -105,7 +105,32 @@ def _e017():
     return e017.SHAPES
 
 
-_LOADERS = (_e000, _e001, _e002, _e003, _e004, _e005, _e006, _e007, _e008, _e009, _e010, _e011, _e012, _e013, _e014, _e015, _e016, _e017, )
+def _e018():
+    from . import e018
+    return e018.SHAPES
+
+
+def _e019():
+    from . import e019
+    return e019.SHAPES
+
+
+def _e020():
+    from . import e020
+    return e020.SHAPES
+
+
+def _e021():
+    from . import e021
+    return e021.SHAPES
+
+
+def _e022():
+    from . import e022
+    return e022.SHAPES
+
+
+_LOADERS = (_e000, _e001, _e002, _e003, _e004, _e005, _e006, _e007, _e008, _e009, _e010, _e011, _e012, _e013, _e014, _e015, _e016, _e017, _e018, _e019, _e020, _e021, _e022, )
 _SHAPES: list = [None] * len(_LOADERS)   # each module's SHAPES, once imported
 
 

@@ -3,14 +3,9 @@
 """Encoders, one function per shape: shapes 0-31 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _le16, _le32, _le64, _load_cs_error, _moffs_error, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import REGISTERS, CrReg, DrReg, Gpr16, Gpr32, Gpr64, Gpr8, SegReg
-R_al = REGISTERS['al']
-R_ax = REGISTERS['ax']
-R_cs = REGISTERS['cs']
-R_eax = REGISTERS['eax']
-R_rax = REGISTERS['rax']
+from ...encoding.runtime import _BYTE, _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _high8_error, _label_error, _le16, _le32, _le64, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
 
 
 def shape_MOV_RM8_R8(fid, k0):   # 11 forms: MOV_RM8_R8, ADD_RM8_R8, OR_RM8_R8, …
@@ -31,6 +26,20 @@ def shape_MOV_RM8_R8(fid, k0):   # 11 forms: MOV_RM8_R8, ADD_RM8_R8, OR_RM8_R8, 
     return enc, None
 
 
+def shape_REX2_MOV_RM8_R8(fid, k0):   # 11 forms: REX2_MOV_RM8_R8, REX2_ADD_RM8_R8, REX2_OR_RM8_R8, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high or a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
 def shape_MOV_RM16_R16(fid, k0):   # 11 forms: MOV_RM16_R16, ADD_RM16_R16, OR_RM16_R16, …
     def enc(a0, a1):
         if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
@@ -43,6 +52,18 @@ def shape_MOV_RM16_R16(fid, k0):   # 11 forms: MOV_RM16_R16, ADD_RM16_R16, OR_RM
             rex = a1.rex_r | a0.rex
             if rex: return _bytes4(0x66, 0x40 | rex, k0, a0.modrm | a1.reg3) + a0.tail
             return _bytes3(0x66, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOV_RM16_R16(fid, k0):   # 11 forms: REX2_MOV_RM16_R16, REX2_ADD_RM16_R16, REX2_OR_RM16_R16, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -63,6 +84,18 @@ def shape_MOV_RM32_R32(fid, k0):   # 11 forms: MOV_RM32_R32, ADD_RM32_R32, OR_RM
     return enc, None
 
 
+def shape_REX2_MOV_RM32_R32(fid, k0):   # 11 forms: REX2_MOV_RM32_R32, REX2_ADD_RM32_R32, REX2_OR_RM32_R32, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
 def shape_MOV_RM64_R64(fid, k0):   # 11 forms: MOV_RM64_R64, ADD_RM64_R64, OR_RM64_R64, …
     def enc(a0, a1):
         if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
@@ -71,6 +104,18 @@ def shape_MOV_RM64_R64(fid, k0):   # 11 forms: MOV_RM64_R64, ADD_RM64_R64, OR_RM
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes3(0x48 | a1.rex_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOV_RM64_R64(fid, k0, k1):   # 18 forms: REX2_MOV_RM64_R64, REX2_ADD_RM64_R64, REX2_OR_RM64_R64, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, k0 | a1.rex2_r | a0.rex2_b, k1, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, k0 | a1.rex2_r | a0.rex, k1, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
@@ -93,6 +138,20 @@ def shape_MOV_R8_RM8(fid, k0):   # 9 forms: MOV_R8_RM8, ADD_R8_RM8, OR_R8_RM8, �
     return enc, None
 
 
+def shape_REX2_MOV_R8_RM8(fid, k0):   # 9 forms: REX2_MOV_R8_RM8, REX2_ADD_R8_RM8, REX2_OR_R8_RM8, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X):
+            if a0.high or a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_MOV_R16_RM16(fid, k0):   # 10 forms: MOV_R16_RM16, MOVSXD_R16_RM16, ADD_R16_RM16, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
@@ -105,6 +164,18 @@ def shape_MOV_R16_RM16(fid, k0):   # 10 forms: MOV_R16_RM16, MOVSXD_R16_RM16, AD
             rex = a0.rex_r | a1.rex
             if rex: return _bytes4(0x66, 0x40 | rex, k0, a1.modrm | a0.reg3) + a1.tail
             return _bytes3(0x66, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOV_R16_RM16(fid, k0):   # 9 forms: REX2_MOV_R16_RM16, REX2_ADD_R16_RM16, REX2_OR_R16_RM16, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -125,6 +196,18 @@ def shape_MOV_R32_RM32(fid, k0):   # 10 forms: MOV_R32_RM32, MOVSXD_R32_RM32, AD
     return enc, None
 
 
+def shape_REX2_MOV_R32_RM32(fid, k0):   # 9 forms: REX2_MOV_R32_RM32, REX2_ADD_R32_RM32, REX2_OR_R32_RM32, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_MOV_R64_RM64(fid, k0):   # 9 forms: MOV_R64_RM64, ADD_R64_RM64, OR_R64_RM64, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
@@ -133,6 +216,18 @@ def shape_MOV_R64_RM64(fid, k0):   # 9 forms: MOV_R64_RM64, ADD_R64_RM64, OR_R64
         if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes3(0x48 | a0.rex_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOV_R64_RM64(fid, k0, k1, k2):   # 32 forms: REX2_MOV_R64_RM64, REX2_ADD_R64_RM64, REX2_OR_R64_RM64, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes4(0xd5, k0 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, k0 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -151,6 +246,18 @@ def shape_MOV_R8_IMM8(fid):   # 1 form
     return enc, fits
 
 
+def shape_REX2_MOV_R8_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.high: raise _high8_error(fid, (a0, a1, ))
+        return _bytes4(0xd5, a0.rex2_b, 0xb0 | a0.lo, a1 & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
 def shape_MOV_R16_IMM16(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
@@ -159,6 +266,17 @@ def shape_MOV_R16_IMM16(fid):   # 1 form
         rex = a0.rex_b
         if rex: return _bytes5(0x66, 0x40 | rex, 0xb8 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
         return _bytes4(0x66, 0xb8 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_MOV_R16_IMM16(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes6(0x66, 0xd5, a0.rex2_b, 0xb8 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
     def fits(a0, a1):
         return (a1.__class__ is int and (-32768 <= a1 <= 65535))
     return enc, fits
@@ -177,12 +295,34 @@ def shape_MOV_R32_IMM32(fid):   # 1 form
     return enc, fits
 
 
+def shape_REX2_MOV_R32_IMM32(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes3(0xd5, a0.rex2_b, 0xb8 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
 def shape_MOV_R64_IMM64(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
         if not (-9223372036854775808 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
         return _bytes2(0x48 | a0.rex_b, 0xb8 | a0.lo) + _le64(a1 & 0xFFFFFFFFFFFFFFFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-9223372036854775808 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_MOV_R64_IMM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-9223372036854775808 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes3(0xd5, 0x08 | a0.rex2_b, 0xb8 | a0.lo) + _le64(a1 & 0xFFFFFFFFFFFFFFFF)
     def fits(a0, a1):
         return (a1.__class__ is int and (-9223372036854775808 <= a1 <= 18446744073709551615))
     return enc, fits
@@ -208,6 +348,22 @@ def shape_MOV_RM8_IMM8(fid, k0):   # 4 forms: MOV_RM8_IMM8, ADD_RM8_IMM8, TEST_R
     return enc, fits
 
 
+def shape_REX2_MOV_RM8_IMM8(fid, k0):   # 4 forms: REX2_MOV_RM8_IMM8, REX2_ADD_RM8_IMM8, REX2_TEST_RM8_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes5(0xd5, a0.rex2_b, k0, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, k0, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
 def shape_MOV_RM16_IMM16(fid, k0):   # 3 forms: MOV_RM16_IMM16, ADD_RM16_IMM16, TEST_RM16_IMM16
     def enc(a0, a1):
         if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
@@ -221,6 +377,21 @@ def shape_MOV_RM16_IMM16(fid, k0):   # 3 forms: MOV_RM16_IMM16, ADD_RM16_IMM16, 
             rex = a0.rex
             if rex: return _bytes4(0x66, 0x40 | rex, k0, a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
             return _bytes3(0x66, k0, a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_MOV_RM16_IMM16(fid, k0):   # 3 forms: REX2_MOV_RM16_IMM16, REX2_ADD_RM16_IMM16, REX2_TEST_RM16_IMM16
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes7(0x66, 0xd5, a0.rex2_b, k0, 0xc0 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, k0, a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
         raise _operand_error(fid, (a0, a1, ), 0)
     def fits(a0, a1):
         return (a1.__class__ is int and (-32768 <= a1 <= 65535))
@@ -246,6 +417,21 @@ def shape_MOV_RM32_IMM32(fid, k0):   # 3 forms: MOV_RM32_IMM32, ADD_RM32_IMM32, 
     return enc, fits
 
 
+def shape_REX2_MOV_RM32_IMM32(fid, k0):   # 3 forms: REX2_MOV_RM32_IMM32, REX2_ADD_RM32_IMM32, REX2_TEST_RM32_IMM32
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, k0, a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
 def shape_MOV_RM64_IMM32(fid, k0):   # 3 forms: MOV_RM64_IMM32, ADD_RM64_IMM32, TEST_RM64_IMM32
     def enc(a0, a1):
         if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
@@ -261,189 +447,19 @@ def shape_MOV_RM64_IMM32(fid, k0):   # 3 forms: MOV_RM64_IMM32, ADD_RM64_IMM32, 
     return enc, fits
 
 
-def shape_MOV_AL_MOFFS8(fid):   # 1 form
+def shape_REX2_MOV_RM64_IMM32(fid, k0):   # 3 forms: REX2_MOV_RM64_IMM32, REX2_ADD_RM64_IMM32, REX2_TEST_RM64_IMM32
     def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
-        return b'\xa0' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_AX_MOFFS16(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
-        return b'f\xa1' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_EAX_MOFFS32(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
-        return b'\xa1' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_RAX_MOFFS64(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
-        return b'H\xa1' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_MOFFS8_AL(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
-        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xa2' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_MOFFS16_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'f\xa3' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_MOFFS32_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xa3' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_MOFFS64_RAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
-        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'H\xa3' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
-    return enc, None
-
-
-def shape_MOV_R64_CR(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is CrReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x20, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x20, 0xc0 | a1.reg3 | a0.lo)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOV_CR_R64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is CrReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x22, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x22, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOV_R64_DR(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is DrReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x21, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x21, 0xc0 | a1.reg3 | a0.lo)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOV_DR_R64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is DrReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x23, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x23, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOV_R32M16_SREG(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0x8c, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes2(0x8c, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes3(0x40 | rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
-            return _bytes2(0x8c, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0xd5, 0x08 | a0.rex, k0, a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
         raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
 
 
-def shape_MOV_RM16_SREG(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x8c, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x66, 0x8c, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x66, 0x8c, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOV_R64M16_SREG(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a1.rex_r | a0.rex_b, 0x8c, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a1.rex_r | a0.rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOV_SREG_RM16(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a0 is R_cs: raise _load_cs_error(fid)
-        if a1.__class__ is Gpr16:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x8e, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x66, 0x8e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x66, 0x8e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_MOV_RM8_R8, shape_MOV_RM16_R16, shape_MOV_RM32_R32, shape_MOV_RM64_R64, shape_MOV_R8_RM8, shape_MOV_R16_RM16, shape_MOV_R32_RM32, shape_MOV_R64_RM64, shape_MOV_R8_IMM8, shape_MOV_R16_IMM16, shape_MOV_R32_IMM32, shape_MOV_R64_IMM64, shape_MOV_RM8_IMM8, shape_MOV_RM16_IMM16, shape_MOV_RM32_IMM32, shape_MOV_RM64_IMM32, shape_MOV_AL_MOFFS8, shape_MOV_AX_MOFFS16, shape_MOV_EAX_MOFFS32, shape_MOV_RAX_MOFFS64, shape_MOV_MOFFS8_AL, shape_MOV_MOFFS16_AX, shape_MOV_MOFFS32_EAX, shape_MOV_MOFFS64_RAX, shape_MOV_R64_CR, shape_MOV_CR_R64, shape_MOV_R64_DR, shape_MOV_DR_R64, shape_MOV_R32M16_SREG, shape_MOV_RM16_SREG, shape_MOV_R64M16_SREG, shape_MOV_SREG_RM16, )
+SHAPES = (shape_MOV_RM8_R8, shape_REX2_MOV_RM8_R8, shape_MOV_RM16_R16, shape_REX2_MOV_RM16_R16, shape_MOV_RM32_R32, shape_REX2_MOV_RM32_R32, shape_MOV_RM64_R64, shape_REX2_MOV_RM64_R64, shape_MOV_R8_RM8, shape_REX2_MOV_R8_RM8, shape_MOV_R16_RM16, shape_REX2_MOV_R16_RM16, shape_MOV_R32_RM32, shape_REX2_MOV_R32_RM32, shape_MOV_R64_RM64, shape_REX2_MOV_R64_RM64, shape_MOV_R8_IMM8, shape_REX2_MOV_R8_IMM8, shape_MOV_R16_IMM16, shape_REX2_MOV_R16_IMM16, shape_MOV_R32_IMM32, shape_REX2_MOV_R32_IMM32, shape_MOV_R64_IMM64, shape_REX2_MOV_R64_IMM64, shape_MOV_RM8_IMM8, shape_REX2_MOV_RM8_IMM8, shape_MOV_RM16_IMM16, shape_REX2_MOV_RM16_IMM16, shape_MOV_RM32_IMM32, shape_REX2_MOV_RM32_IMM32, shape_MOV_RM64_IMM32, shape_REX2_MOV_RM64_IMM32, )

@@ -3,14 +3,247 @@
 """Encoders, one function per shape: shapes 32-63 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _le16, _le32, _load_cs_error, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8, SegReg
+from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _high8_error, _label_error, _le64, _load_cs_error, _moffs_error, _operand_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, CrReg, DrReg, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X, SegReg
 R_al = REGISTERS['al']
 R_ax = REGISTERS['ax']
 R_cs = REGISTERS['cs']
 R_eax = REGISTERS['eax']
 R_rax = REGISTERS['rax']
+
+
+def shape_MOV_AL_MOFFS8(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
+        return b'\xa0' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_AX_MOFFS16(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
+        return b'f\xa1' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_EAX_MOFFS32(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
+        return b'\xa1' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_RAX_MOFFS64(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a1.base is not None or a1.index is not None: raise _moffs_error(fid, (a0, a1, ), 1)
+        return b'H\xa1' + _le64(a1.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_MOFFS8_AL(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
+        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xa2' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_MOFFS16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'f\xa3' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_MOFFS32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xa3' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_MOFFS64_RAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a0.base is not None or a0.index is not None: raise _moffs_error(fid, (a0, a1, ), 0)
+        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'H\xa3' + _le64(a0.disp & 0xFFFFFFFFFFFFFFFF)
+    return enc, None
+
+
+def shape_MOV_R64_CR(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is CrReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x20, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x20, 0xc0 | a1.reg3 | a0.lo)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOV_R64_CR(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is CrReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x20, 0xc0 | a1.reg3 | a0.lo)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOV_CR_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is CrReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x22, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0x22, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOV_CR_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is CrReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x22, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOV_R64_DR(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is DrReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x21, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x21, 0xc0 | a1.reg3 | a0.lo)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOV_R64_DR(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is DrReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x21, 0xc0 | a1.reg3 | a0.lo)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOV_DR_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is DrReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x23, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0x23, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOV_DR_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is DrReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x23, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOV_R32M16_SREG(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes2(0x8c, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes3(0x40 | rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
+            return _bytes2(0x8c, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOV_R32M16_SREG(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a1.rex2_r | a0.rex2_b, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a1.rex2_r | a0.rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOV_RM16_SREG(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x66, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x66, 0x8c, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOV_R64M16_SREG(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes3(0x48 | a1.rex_r | a0.rex_b, 0x8c, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a1.rex_r | a0.rex, 0x8c, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOV_SREG_RM16(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a0 is R_cs: raise _load_cs_error(fid)
+        if a1.__class__ is Gpr16:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x8e, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x66, 0x8e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x66, 0x8e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
 def shape_MOV_SREG_R32M16(fid):   # 1 form
@@ -26,6 +259,19 @@ def shape_MOV_SREG_R32M16(fid):   # 1 form
             rex = a0.rex_r | a1.rex
             if rex: return _bytes3(0x40 | rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
             return _bytes2(0x8e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOV_SREG_R32M16(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is SegReg: raise _operand_error(fid, (a0, a1, ), 0)
+        if a0 is R_cs: raise _load_cs_error(fid)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_r | a1.rex2_b, 0x8e, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex, 0x8e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -55,6 +301,16 @@ def shape_LEA_R16_M(fid):   # 1 form
     return enc, None
 
 
+def shape_REX2_LEA_R16_M(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_LEA_R32_M(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
@@ -67,12 +323,32 @@ def shape_LEA_R32_M(fid):   # 1 form
     return enc, None
 
 
+def shape_REX2_LEA_R32_M(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
 def shape_LEA_R64_M(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem:
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes3(0x48 | a0.rex_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LEA_R64_M(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x8d, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
@@ -94,396 +370,17 @@ def shape_MOVZX_R16_RM8(fid, k0):   # 2 forms: MOVZX_R16_RM8, MOVSX_R16_RM8
     return enc, None
 
 
-def shape_MOVZX_R32_RM8(fid, k0):   # 2 forms: MOVZX_R32_RM8, MOVSX_R32_RM8
+def shape_REX2_MOVZX_R16_RM8(fid, k0):   # 2 forms: REX2_MOVZX_R16_RM8, REX2_MOVSX_R16_RM8
     def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X):
+            if a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 8):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVZX_R64_RM8(fid, k0):   # 2 forms: MOVZX_R64_RM8, MOVSX_R64_RM8
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = 0x48 | a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            return _bytes4(rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVZX_R16_RM16(fid, k0):   # 25 forms: MOVZX_R16_RM16, MOVSX_R16_RM16, IMUL_R16_RM16, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVZX_R32_RM16(fid, k0):   # 2 forms: MOVZX_R32_RM16, MOVSX_R32_RM16
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVZX_R64_RM16(fid, k0):   # 2 forms: MOVZX_R64_RM16, MOVSX_R64_RM16
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVSXD_R64_RM32(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes3(0x48 | a0.rex_r | a1.rex_b, 0x63, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x63, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CWD(fid, k0):   # 229 forms: CWD, CDQ, CQO, …
-    k0 = bytes(k0)
-    def enc():
-        return k0
-    return enc, None
-
-
-def shape_ADD_RM16_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x66, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x66, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_ADD_RM32_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
-            return _bytes3(0x83, 0xc0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_ADD_RM64_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_ADD_AL_IMM8(fid, k0):   # 10 forms: ADD_AL_IMM8, OR_AL_IMM8, ADC_AL_IMM8, …
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes2(k0, a1 & 0xFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ADD_AX_IMM16(fid, k0):   # 9 forms: ADD_AX_IMM16, OR_AX_IMM16, ADC_AX_IMM16, …
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes4(0x66, k0, a1 & 0xFF, (a1 >> 8) & 0xFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_ADD_EAX_IMM32(fid, k0):   # 9 forms: ADD_EAX_IMM32, OR_EAX_IMM32, ADC_EAX_IMM32, …
-    k0 = bytes(k0)
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return k0 + _le32(a1 & 0xFFFFFFFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_ADD_RAX_IMM32(fid, k0):   # 9 forms: ADD_RAX_IMM32, OR_RAX_IMM32, ADC_RAX_IMM32, …
-    k0 = bytes(k0)
-    def enc(a0, a1):
-        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return k0 + _le32(a1 & 0xFFFFFFFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: OR_RM16_IMM8, ADC_RM16_IMM8, SBB_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x66, 0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x66, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_OR_RM32_IMM8(fid, k0, k1):   # 7 forms: OR_RM32_IMM8, ADC_RM32_IMM8, SBB_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
-            return _bytes3(0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_OR_RM64_IMM8(fid, k0, k1):   # 7 forms: OR_RM64_IMM8, ADC_RM64_IMM8, SBB_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x83, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_OR_RM8_IMM8(fid, k0, k1, k2):   # 15 forms: OR_RM8_IMM8, ADC_RM8_IMM8, SBB_RM8_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes4(0x40 | rex, k0, k1 | a0.lo, a1 & 0xFF)
-            return _bytes3(k0, k1 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(k0, k2 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_OR_RM16_IMM16(fid, k0, k1, k2):   # 8 forms: OR_RM16_IMM16, ADC_RM16_IMM16, SBB_RM16_IMM16, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, k0, k1 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
-            return _bytes5(0x66, k0, k1 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, k2 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
-            return _bytes3(0x66, k0, k2 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
-    return enc, fits
-
-
-def shape_OR_RM32_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM32_IMM32, ADC_RM32_IMM32, SBB_RM32_IMM32, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-            return _bytes2(k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
-            return _bytes2(k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_OR_RM64_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM64_IMM32, ADC_RM64_IMM32, SBB_RM64_IMM32, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_INC_RM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, ))
-            if rex: return _bytes3(0x40 | rex, 0xfe, 0xc0 | a0.lo)
-            return _bytes2(0xfe, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xfe, a0.modrm) + a0.tail
-            return _bytes2(0xfe, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_INC_RM16(fid, k0):   # 2 forms: INC_RM16, POP_RM16
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, 0xc0 | a0.lo)
-            return _bytes3(0x66, k0, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, a0.modrm) + a0.tail
-            return _bytes3(0x66, k0, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_INC_RM32(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0xff, 0xc0 | a0.lo)
-            return _bytes2(0xff, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xff, a0.modrm) + a0.tail
-            return _bytes2(0xff, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_INC_RM64(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, 0xff, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes3(0x48 | a0.rex, 0xff, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_DEC_RM8(fid, k0, k1, k2):   # 7 forms: DEC_RM8, NEG_RM8, NOT_RM8, …
-    def enc(a0):
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, ))
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail
-            return _bytes2(k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_LEA_R32_M, shape_LEA_R64_M, shape_MOVZX_R16_RM8, shape_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_CWD, shape_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_INC_RM8, shape_INC_RM16, shape_INC_RM32, shape_INC_RM64, shape_DEC_RM8, )
+SHAPES = (shape_MOV_AL_MOFFS8, shape_MOV_AX_MOFFS16, shape_MOV_EAX_MOFFS32, shape_MOV_RAX_MOFFS64, shape_MOV_MOFFS8_AL, shape_MOV_MOFFS16_AX, shape_MOV_MOFFS32_EAX, shape_MOV_MOFFS64_RAX, shape_MOV_R64_CR, shape_REX2_MOV_R64_CR, shape_MOV_CR_R64, shape_REX2_MOV_CR_R64, shape_MOV_R64_DR, shape_REX2_MOV_R64_DR, shape_MOV_DR_R64, shape_REX2_MOV_DR_R64, shape_MOV_R32M16_SREG, shape_REX2_MOV_R32M16_SREG, shape_MOV_RM16_SREG, shape_MOV_R64M16_SREG, shape_MOV_SREG_RM16, shape_MOV_SREG_R32M16, shape_REX2_MOV_SREG_R32M16, shape_MOV_SREG_R64M16, shape_LEA_R16_M, shape_REX2_LEA_R16_M, shape_LEA_R32_M, shape_REX2_LEA_R32_M, shape_LEA_R64_M, shape_REX2_LEA_R64_M, shape_MOVZX_R16_RM8, shape_REX2_MOVZX_R16_RM8, )

@@ -3,427 +3,24 @@
 """Encoders, one function per shape: shapes 64-95 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _le16, _le32, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8
-R_cl = REGISTERS['cl']
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _high8_error, _label_error, _le16, _le32, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
+R_al = REGISTERS['al']
+R_ax = REGISTERS['ax']
+R_eax = REGISTERS['eax']
+R_rax = REGISTERS['rax']
 
 
-def shape_DEC_RM16(fid, k0, k1, k2):   # 10 forms: DEC_RM16, NEG_RM16, NOT_RM16, …
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, k1 | a0.lo)
-            return _bytes3(0x66, k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, k0, k2 | a0.modrm) + a0.tail
-            return _bytes3(0x66, k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_DEC_RM32(fid, k0, k1, k2):   # 7 forms: DEC_RM32, NEG_RM32, NOT_RM32, …
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail
-            return _bytes2(k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_DEC_RM64(fid, k0, k1, k2):   # 7 forms: DEC_RM64, NEG_RM64, NOT_RM64, …
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes3(0x48 | a0.rex, k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_ROL_RM8_1(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes3(0x40 | rex, 0xd0, 0xc0 | a0.lo)
-            return _bytes2(0xd0, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd0, a0.modrm) + a0.tail
-            return _bytes2(0xd0, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROL_RM16_1(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, 0xc0 | a0.lo)
-            return _bytes3(0x66, 0xd1, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, a0.modrm) + a0.tail
-            return _bytes3(0x66, 0xd1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROL_RM32_1(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0xd1, 0xc0 | a0.lo)
-            return _bytes2(0xd1, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd1, a0.modrm) + a0.tail
-            return _bytes2(0xd1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROL_RM64_1(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, 0xd1, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xd1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROL_RM8_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes3(0x40 | rex, 0xd2, 0xc0 | a0.lo)
-            return _bytes2(0xd2, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd2, a0.modrm) + a0.tail
-            return _bytes2(0xd2, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROL_RM16_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, 0xc0 | a0.lo)
-            return _bytes3(0x66, 0xd3, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, a0.modrm) + a0.tail
-            return _bytes3(0x66, 0xd3, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROL_RM32_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0xd3, 0xc0 | a0.lo)
-            return _bytes2(0xd3, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd3, a0.modrm) + a0.tail
-            return _bytes2(0xd3, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROL_RM64_CL(fid):   # 1 form
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, 0xd3, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xd3, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROL_RM16_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x66, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x66, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROL_RM32_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
-            return _bytes3(0xc1, 0xc0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROL_RM64_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROR_RM8_1(fid, k0, k1):   # 7 forms: ROR_RM8_1, SHL_RM8_1, SAL_RM8_1, …
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes3(0x40 | rex, 0xd0, k0 | a0.lo)
-            return _bytes2(0xd0, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd0, k1 | a0.modrm) + a0.tail
-            return _bytes2(0xd0, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROR_RM16_1(fid, k0, k1):   # 7 forms: ROR_RM16_1, SHL_RM16_1, SAL_RM16_1, …
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, k0 | a0.lo)
-            return _bytes3(0x66, 0xd1, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, k1 | a0.modrm) + a0.tail
-            return _bytes3(0x66, 0xd1, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROR_RM32_1(fid, k0, k1):   # 7 forms: ROR_RM32_1, SHL_RM32_1, SAL_RM32_1, …
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0xd1, k0 | a0.lo)
-            return _bytes2(0xd1, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd1, k1 | a0.modrm) + a0.tail
-            return _bytes2(0xd1, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROR_RM64_1(fid, k0, k1):   # 7 forms: ROR_RM64_1, SHL_RM64_1, SAL_RM64_1, …
-    def enc(a0, a1):
-        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, 0xd1, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xd1, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and a1 == 1)
-    return enc, fits
-
-
-def shape_ROR_RM8_CL(fid, k0, k1):   # 7 forms: ROR_RM8_CL, SHL_RM8_CL, SAL_RM8_CL, …
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr8:
-            rex = a0.rex_b | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes3(0x40 | rex, 0xd2, k0 | a0.lo)
-            return _bytes2(0xd2, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd2, k1 | a0.modrm) + a0.tail
-            return _bytes2(0xd2, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROR_RM16_CL(fid, k0, k1):   # 7 forms: ROR_RM16_CL, SHL_RM16_CL, SAL_RM16_CL, …
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, k0 | a0.lo)
-            return _bytes3(0x66, 0xd3, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, k1 | a0.modrm) + a0.tail
-            return _bytes3(0x66, 0xd3, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROR_RM32_CL(fid, k0, k1):   # 7 forms: ROR_RM32_CL, SHL_RM32_CL, SAL_RM32_CL, …
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0xd3, k0 | a0.lo)
-            return _bytes2(0xd3, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xd3, k1 | a0.modrm) + a0.tail
-            return _bytes2(0xd3, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROR_RM64_CL(fid, k0, k1):   # 7 forms: ROR_RM64_CL, SHL_RM64_CL, SAL_RM64_CL, …
-    def enc(a0, a1):
-        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_b, 0xd3, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xd3, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_ROR_RM16_IMM8(fid, k0, k1):   # 7 forms: ROR_RM16_IMM8, SHL_RM16_IMM8, SAL_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0xc1, k0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x66, 0xc1, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x66, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROR_RM32_IMM8(fid, k0, k1):   # 7 forms: ROR_RM32_IMM8, SHL_RM32_IMM8, SAL_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0xc1, k0 | a0.lo, a1 & 0xFF)
-            return _bytes3(0xc1, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes2(0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_ROR_RM64_IMM8(fid, k0, k1):   # 7 forms: ROR_RM64_IMM8, SHL_RM64_IMM8, SAL_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes3(0x48 | a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_IMUL_R32_RM32(fid, k0, k1):   # 23 forms: IMUL_R32_RM32, CMOVO_R32_RM32, CMOVNO_R32_RM32, …
+def shape_MOVZX_R32_RM8(fid, k0):   # 2 forms: MOVZX_R32_RM8, MOVSX_R32_RM8
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
+        if a1.__class__ is Gpr8:
+            rex = a0.rex_r | a1.rex_b | a1.rex8
+            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
             if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
             return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
+        if a1.__class__ is Mem and a1.size in (0, 8):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
             if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
@@ -432,112 +29,455 @@ def shape_IMUL_R32_RM32(fid, k0, k1):   # 23 forms: IMUL_R32_RM32, CMOVO_R32_RM3
     return enc, None
 
 
-def shape_IMUL_R64_RM64(fid, k0, k1):   # 23 forms: IMUL_R64_RM64, CMOVO_R64_RM64, CMOVNO_R64_RM64, …
+def shape_REX2_MOVZX_R32_RM8(fid, k0):   # 2 forms: REX2_MOVZX_R32_RM8, REX2_MOVSX_R32_RM8
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X):
+            if a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVZX_R64_RM8(fid, k0):   # 2 forms: MOVZX_R64_RM8, MOVSX_R64_RM8
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
+        if a1.__class__ is Gpr8:
+            rex = 0x48 | a0.rex_r | a1.rex_b | a1.rex8
+            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 8):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_IMUL_R16_RM16_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 127 or 65408 <= a2 <= 65535): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+def shape_REX2_MOVZX_R64_RM8(fid, k0):   # 2 forms: REX2_MOVZX_R64_RM8, REX2_MOVSX_R64_RM8
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X):
+            if a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVZX_R16_RM16(fid, k0):   # 25 forms: MOVZX_R16_RM16, MOVSX_R16_RM16, IMUL_R16_RM16, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr16:
             rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x66, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x66, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 127 or 65408 <= a2 <= 65535))
-    return enc, fits
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
-def shape_IMUL_R32_RM32_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 127 or 4294967168 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes3(0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes3(0x40 | rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes2(0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 127 or 4294967168 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_IMUL_R64_RM64_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 127 or 18446744073709551488 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 127 or 18446744073709551488 <= a2 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_IMUL_R16_RM16_IMM16(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-32768 <= a2 <= 65535): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+def shape_MOVZX_R32_RM16(fid, k0):   # 2 forms: MOVZX_R32_RM16, MOVSX_R32_RM16
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr16:
             rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x69, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, (a2 >> 8) & 0xFF)
-            return _bytes5(0x66, 0x69, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, (a2 >> 8) & 0xFF)
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x66, 0x40 | rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le16(a2 & 0xFFFF)
-            return _bytes3(0x66, 0x69, a1.modrm | a0.reg3) + a1.tail + _le16(a2 & 0xFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-32768 <= a2 <= 65535))
-    return enc, fits
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
-def shape_IMUL_R32_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+def shape_REX2_MOVZX_R32_RM16(fid, k0):   # 2 forms: REX2_MOVZX_R32_RM16, REX2_MOVSX_R32_RM16
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVZX_R64_RM16(fid, k0):   # 2 forms: MOVZX_R64_RM16, MOVSX_R64_RM16
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr16:
+            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOVZX_R64_RM16(fid, k0):   # 2 forms: REX2_MOVZX_R64_RM16, REX2_MOVSX_R64_RM16
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVSXD_R64_RM32(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes3(0x40 | rex, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-            return _bytes2(0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+            return _bytes3(0x48 | a0.rex_r | a1.rex_b, 0x63, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes3(0x40 | rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-            return _bytes2(0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x63, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOVSXD_R64_RM32(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex2_b, 0x63, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x63, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CWD(fid, k0):   # 229 forms: CWD, CDQ, CQO, …
+    k0 = bytes(k0)
+    def enc():
+        return k0
+    return enc, None
+
+
+def shape_ADD_RM16_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x66, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x66, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
     return enc, fits
 
 
-SHAPES = (shape_DEC_RM16, shape_DEC_RM32, shape_DEC_RM64, shape_ROL_RM8_1, shape_ROL_RM16_1, shape_ROL_RM32_1, shape_ROL_RM64_1, shape_ROL_RM8_CL, shape_ROL_RM16_CL, shape_ROL_RM32_CL, shape_ROL_RM64_CL, shape_ROL_RM16_IMM8, shape_ROL_RM32_IMM8, shape_ROL_RM64_IMM8, shape_ROR_RM8_1, shape_ROR_RM16_1, shape_ROR_RM32_1, shape_ROR_RM64_1, shape_ROR_RM8_CL, shape_ROR_RM16_CL, shape_ROR_RM32_CL, shape_ROR_RM64_CL, shape_ROR_RM16_IMM8, shape_ROR_RM32_IMM8, shape_ROR_RM64_IMM8, shape_IMUL_R32_RM32, shape_IMUL_R64_RM64, shape_IMUL_R16_RM16_IMM8, shape_IMUL_R32_RM32_IMM8, shape_IMUL_R64_RM64_IMM8, shape_IMUL_R16_RM16_IMM16, shape_IMUL_R32_RM32_IMM32, )
+def shape_REX2_ADD_RM16_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_b, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_ADD_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+            return _bytes3(0x83, 0xc0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_REX2_ADD_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, a0.rex2_b, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_ADD_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_ADD_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xd5, 0x08 | a0.rex2_b, 0x83, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0x83, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_ADD_AL_IMM8(fid, k0):   # 10 forms: ADD_AL_IMM8, OR_AL_IMM8, ADC_AL_IMM8, …
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes2(k0, a1 & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ADD_AX_IMM16(fid, k0):   # 9 forms: ADD_AX_IMM16, OR_AX_IMM16, ADC_AX_IMM16, …
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes4(0x66, k0, a1 & 0xFF, (a1 >> 8) & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_ADD_EAX_IMM32(fid, k0):   # 9 forms: ADD_EAX_IMM32, OR_EAX_IMM32, ADC_EAX_IMM32, …
+    k0 = bytes(k0)
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return k0 + _le32(a1 & 0xFFFFFFFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_ADD_RAX_IMM32(fid, k0):   # 9 forms: ADD_RAX_IMM32, OR_RAX_IMM32, ADC_RAX_IMM32, …
+    k0 = bytes(k0)
+    def enc(a0, a1):
+        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return k0 + _le32(a1 & 0xFFFFFFFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: OR_RM16_IMM8, ADC_RM16_IMM8, SBB_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x66, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x66, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_OR_RM16_IMM8(fid, k0, k1):   # 7 forms: REX2_OR_RM16_IMM8, REX2_ADC_RM16_IMM8, REX2_SBB_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 65408 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_b, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 65408 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_OR_RM32_IMM8(fid, k0, k1):   # 7 forms: OR_RM32_IMM8, ADC_RM32_IMM8, SBB_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x83, k0 | a0.lo, a1 & 0xFF)
+            return _bytes3(0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_REX2_OR_RM32_IMM8(fid, k0, k1):   # 7 forms: REX2_OR_RM32_IMM8, REX2_ADC_RM32_IMM8, REX2_SBB_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, a0.rex2_b, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 4294967168 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_OR_RM64_IMM8(fid, k0, k1):   # 7 forms: OR_RM64_IMM8, ADC_RM64_IMM8, SBB_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_OR_RM64_IMM8(fid, k0, k1):   # 7 forms: REX2_OR_RM64_IMM8, REX2_ADC_RM64_IMM8, REX2_SBB_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xd5, 0x08 | a0.rex2_b, 0x83, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0x83, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 127 or 18446744073709551488 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_OR_RM8_IMM8(fid, k0, k1, k2):   # 15 forms: OR_RM8_IMM8, ADC_RM8_IMM8, SBB_RM8_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes4(0x40 | rex, k0, k1 | a0.lo, a1 & 0xFF)
+            return _bytes3(k0, k1 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(k0, k2 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_OR_RM8_IMM8(fid, k0, k1, k2):   # 13 forms: REX2_OR_RM8_IMM8, REX2_ADC_RM8_IMM8, REX2_SBB_RM8_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes5(0xd5, a0.rex2_b, k0, k1 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, k0, k2 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_OR_RM16_IMM16(fid, k0, k1, k2):   # 8 forms: OR_RM16_IMM16, ADC_RM16_IMM16, SBB_RM16_IMM16, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, k0, k1 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
+            return _bytes5(0x66, k0, k1 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, k2 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
+            return _bytes3(0x66, k0, k2 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_OR_RM16_IMM16(fid, k0, k1):   # 7 forms: REX2_OR_RM16_IMM16, REX2_ADC_RM16_IMM16, REX2_SBB_RM16_IMM16, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-32768 <= a1 <= 65535): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes7(0x66, 0xd5, a0.rex2_b, 0x81, k0 | a0.lo, a1 & 0xFF, (a1 >> 8) & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0x81, k1 | a0.modrm) + a0.tail + _le16(a1 & 0xFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-32768 <= a1 <= 65535))
+    return enc, fits
+
+
+SHAPES = (shape_MOVZX_R32_RM8, shape_REX2_MOVZX_R32_RM8, shape_MOVZX_R64_RM8, shape_REX2_MOVZX_R64_RM8, shape_MOVZX_R16_RM16, shape_MOVZX_R32_RM16, shape_REX2_MOVZX_R32_RM16, shape_MOVZX_R64_RM16, shape_REX2_MOVZX_R64_RM16, shape_MOVSXD_R64_RM32, shape_REX2_MOVSXD_R64_RM32, shape_CWD, shape_ADD_RM16_IMM8, shape_REX2_ADD_RM16_IMM8, shape_ADD_RM32_IMM8, shape_REX2_ADD_RM32_IMM8, shape_ADD_RM64_IMM8, shape_REX2_ADD_RM64_IMM8, shape_ADD_AL_IMM8, shape_ADD_AX_IMM16, shape_ADD_EAX_IMM32, shape_ADD_RAX_IMM32, shape_OR_RM16_IMM8, shape_REX2_OR_RM16_IMM8, shape_OR_RM32_IMM8, shape_REX2_OR_RM32_IMM8, shape_OR_RM64_IMM8, shape_REX2_OR_RM64_IMM8, shape_OR_RM8_IMM8, shape_REX2_OR_RM8_IMM8, shape_OR_RM16_IMM16, shape_REX2_OR_RM16_IMM16, )

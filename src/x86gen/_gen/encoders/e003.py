@@ -3,413 +3,462 @@
 """Encoders, one function per shape: shapes 96-127 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _high8_error, _ip16_error, _label_error, _le32, _operand_error, _range_error, _taken_error
-from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8
-R_fs = REGISTERS['fs']
-R_gs = REGISTERS['gs']
+from ...encoding.runtime import _bytes2, _bytes3, _bytes4, _bytes5, _high8_error, _label_error, _le32, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
+R_cl = REGISTERS['cl']
 
 
-def shape_IMUL_R64_RM64_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes3(0x48 | a0.rex_r | a1.rex_b, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615))
+def shape_OR_RM32_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM32_IMM32, ADC_RM32_IMM32, SBB_RM32_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+            return _bytes2(k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+            return _bytes2(k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
     return enc, fits
 
 
-def shape_SETO_RM8(fid, k0):   # 16 forms: SETO_RM8, SETNO_RM8, SETB_RM8, …
+def shape_REX2_OR_RM32_IMM32(fid, k0, k1):   # 7 forms: REX2_OR_RM32_IMM32, REX2_ADC_RM32_IMM32, REX2_SBB_RM32_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0x81, k0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0x81, k1 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_OR_RM64_IMM32(fid, k0, k1, k2):   # 8 forms: OR_RM64_IMM32, ADC_RM64_IMM32, SBB_RM64_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_b, k0, k1 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, k0, k2 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_OR_RM64_IMM32(fid, k0, k1):   # 7 forms: REX2_OR_RM64_IMM32, REX2_ADC_RM64_IMM32, REX2_SBB_RM64_IMM32, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0x81, k0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0x81, k1 | a0.modrm) + a0.tail + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 2147483647 or 18446744071562067968 <= a1 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_INC_RM8(fid):   # 1 form
     def enc(a0):
         if a0.__class__ is Gpr8:
             rex = a0.rex_b | a0.rex8
             if rex and (a0.high): raise _high8_error(fid, (a0, ))
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.lo)
+            if rex: return _bytes3(0x40 | rex, 0xfe, 0xc0 | a0.lo)
+            return _bytes2(0xfe, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 8):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm) + a0.tail
-            return _bytes3(0x0f, k0, a0.modrm) + a0.tail
+            if rex: return _bytes3(0x40 | rex, 0xfe, a0.modrm) + a0.tail
+            return _bytes2(0xfe, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_JO_REL8_64(fid, k0):   # 21 forms: JO_REL8_64, JNO_REL8_64, JB_REL8_64, …
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        d = a0 - ip - 2
-        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
-        return _bytes2(k0, d & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (-128 <= (a0 - ip - 2) <= 127))
-    return enc, fits
-
-
-def shape_JO_REL32_64(fid, k0, k1):   # 19 forms: JO_REL32_64, JNO_REL32_64, JB_REL32_64, …
-    k1 = bytes(k1)
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        d = a0 - ip - k0
-        if not (-2147483648 <= d <= 2147483647): raise _range_error(fid, (a0, ), 0, d)
-        return k1 + _le32(d & 0xFFFFFFFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (-2147483648 <= (a0 - ip - k0) <= 2147483647))
-    return enc, fits
-
-
-def shape_JO_REL8_16(fid, k0):   # 21 forms: JO_REL8_16, JNO_REL8_16, JB_REL8_16, …
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
-        d = (((a0 - ip - 3 + 0x8000) & 0xFFFF) - 0x8000)
-        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
-        return _bytes3(0x66, k0, d & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF) and (-128 <= (((a0 - ip - 3 + 0x8000) & 0xFFFF) - 0x8000) <= 127))
-    return enc, fits
-
-
-def shape_JO_REL16(fid, k0):   # 16 forms: JO_REL16, JNO_REL16, JB_REL16, …
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
-        d = (((a0 - ip - 5 + 0x8000) & 0xFFFF) - 0x8000)
-        return _bytes5(0x66, 0x0f, k0, d & 0xFF, (d >> 8) & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF))
-    return enc, fits
-
-
-def shape_JMP_REL16(fid, k0):   # 2 forms: JMP_REL16, CALL_REL16
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
-        d = (((a0 - ip - 4 + 0x8000) & 0xFFFF) - 0x8000)
-        return _bytes4(0x66, k0, d & 0xFF, (d >> 8) & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF))
-    return enc, fits
-
-
-def shape_JMP_RM64(fid, k0, k1):   # 3 forms: JMP_RM64, CALL_RM64, PUSH_RM64
+def shape_REX2_INC_RM8(fid):   # 1 form
     def enc(a0):
-        if a0.__class__ is Gpr64:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0xff, k0 | a0.lo)
-            return _bytes2(0xff, k0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex2_b, 0xfe, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
             if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0xff, k1 | a0.modrm) + a0.tail
-            return _bytes2(0xff, k1 | a0.modrm) + a0.tail
+            return _bytes4(0xd5, a0.rex, 0xfe, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_JMP_M1616(fid, k0, k1, k2, k3):   # 10 forms: JMP_M1616, CALL_M1616, FLDENV_M14BYTE, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(k1, 0x40 | rex, k2, k3 | a0.modrm) + a0.tail
-            return _bytes3(k1, k2, k3 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_JMP_M1632(fid, k0, k1, k2):   # 54 forms: JMP_M1632, CALL_M1632, FMUL_M32FP, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k1, k2 | a0.modrm) + a0.tail
-            return _bytes2(k1, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_JMP_M1664(fid, k0):   # 2 forms: JMP_M1664, CALL_M1664
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 80):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes3(0x48 | a0.rex, 0xff, k0 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RETNQ_IMM16(fid, k0):   # 2 forms: RETNQ_IMM16, RETFD_IMM16
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes3(k0, a0 & 0xFF, (a0 >> 8) & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
-    return enc, fits
-
-
-def shape_RETNW_IMM16(fid, k0, k1):   # 4 forms: RETNW_IMM16, RETFW_IMM16, RETFQ_IMM16, …
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes4(k0, k1, a0 & 0xFF, (a0 >> 8) & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
-    return enc, fits
-
-
-def shape_PUSH_R16(fid, k0):   # 2 forms: PUSH_R16, POP_R16
-    def enc(a0):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, ), 0)
-        rex = a0.rex_b
-        if rex: return _bytes3(0x66, 0x40 | rex, k0 | a0.lo)
-        return _bytes2(0x66, k0 | a0.lo)
-    return enc, None
-
-
-def shape_PUSH_R64(fid, k0):   # 2 forms: PUSH_R64, POP_R64
-    def enc(a0):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, ), 0)
-        rex = a0.rex_b
-        if rex: return _bytes2(0x40 | rex, k0 | a0.lo)
-        return _bytes1(k0 | a0.lo)
-    return enc, None
-
-
-def shape_PUSHQ_IMM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-128 <= a0 <= 127 or 18446744073709551488 <= a0 <= 18446744073709551615): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes2(0x6a, a0 & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-128 <= a0 <= 127 or 18446744073709551488 <= a0 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_PUSHQ_IMM32(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-2147483648 <= a0 <= 2147483647 or 18446744071562067968 <= a0 <= 18446744073709551615): raise _range_error(fid, (a0, ), 0, a0)
-        return b'h' + _le32(a0 & 0xFFFFFFFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-2147483648 <= a0 <= 2147483647 or 18446744071562067968 <= a0 <= 18446744073709551615))
-    return enc, fits
-
-
-def shape_PUSHQ_FS(fid, k0):   # 4 forms: PUSHQ_FS, POPQ_FS, PUSHW_FS, …
-    k0 = bytes(k0)
-    def enc(a0):
-        if a0 is not R_fs: raise _operand_error(fid, (a0, ), 0)
-        return k0
-    return enc, None
-
-
-def shape_PUSHQ_GS(fid, k0):   # 4 forms: PUSHQ_GS, POPQ_GS, PUSHW_GS, …
-    k0 = bytes(k0)
-    def enc(a0):
-        if a0 is not R_gs: raise _operand_error(fid, (a0, ), 0)
-        return k0
-    return enc, None
-
-
-def shape_POP_RM64(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, 0x8f, 0xc0 | a0.lo)
-            return _bytes2(0x8f, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, 0x8f, a0.modrm) + a0.tail
-            return _bytes2(0x8f, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_PUSHW_IMM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-128 <= a0 <= 127 or 65408 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes3(0x66, 0x6a, a0 & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-128 <= a0 <= 127 or 65408 <= a0 <= 65535))
-    return enc, fits
-
-
-def shape_NOP_RM16(fid, k0):   # 2 forms: NOP_RM16, SLDT_RM16
+def shape_INC_RM16(fid, k0):   # 2 forms: INC_RM16, POP_RM16
     def enc(a0):
         if a0.__class__ is Gpr16:
             rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.lo)
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, 0xc0 | a0.lo)
+            return _bytes3(0x66, k0, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             rex = a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm) + a0.tail
-            return _bytes4(0x66, 0x0f, k0, a0.modrm) + a0.tail
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, a0.modrm) + a0.tail
+            return _bytes3(0x66, k0, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_NOP_RM32(fid, k0, k1):   # 2 forms: NOP_RM32, SLDT_R32M16
+def shape_REX2_INC_RM16(fid, k0):   # 2 forms: REX2_INC_RM16, REX2_POP_RM16
+    def enc(a0):
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, k0, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0x66, 0xd5, a0.rex, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_INC_RM32(fid):   # 1 form
     def enc(a0):
         if a0.__class__ is Gpr32:
             rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            if rex: return _bytes3(0x40 | rex, 0xff, 0xc0 | a0.lo)
+            return _bytes2(0xff, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm) + a0.tail
-            return _bytes3(0x0f, k0, a0.modrm) + a0.tail
+            if rex: return _bytes3(0x40 | rex, 0xff, a0.modrm) + a0.tail
+            return _bytes2(0xff, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_NOP_RM64(fid, k0, k1):   # 2 forms: NOP_RM64, SLDT_R64M16
+def shape_REX2_INC_RM32(fid):   # 1 form
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0xff, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex, 0xff, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_INC_RM64(fid):   # 1 form
     def enc(a0):
         if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x0f, k0, 0xc0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k1):
+            return _bytes3(0x48 | a0.rex_b, 0xff, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k0, a0.modrm) + a0.tail
+            return _bytes3(0x48 | a0.rex, 0xff, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_RESERVEDNOP_RM16_R16_0F19(fid, k0):   # 12 forms: RESERVEDNOP_RM16_R16_0F19, RESERVEDNOP_RM16_R16_0F1A, RESERVEDNOP_RM16_R16_0F1B, …
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+def shape_REX2_INC_RM64(fid, k0, k1):   # 2 forms: REX2_INC_RM64, REX2_NOP_RM64
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, k0 | a0.rex2_b, k1, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, k0 | a0.rex, k1, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_DEC_RM8(fid, k0, k1, k2):   # 7 forms: DEC_RM8, NEG_RM8, NOT_RM8, …
+    def enc(a0):
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, ))
+            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
+            return _bytes2(k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail
+            return _bytes2(k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_DEC_RM8(fid, k0, k1, k2):   # 7 forms: REX2_DEC_RM8, REX2_NEG_RM8, REX2_NOT_RM8, …
+    def enc(a0):
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex2_b, k0, k1 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_DEC_RM16(fid, k0, k1, k2):   # 10 forms: DEC_RM16, NEG_RM16, NOT_RM16, …
+    def enc(a0):
         if a0.__class__ is Gpr16:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, k1 | a0.lo)
+            return _bytes3(0x66, k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, k0, k2 | a0.modrm) + a0.tail
+            return _bytes3(0x66, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_DEC_RM16(fid, k0, k1, k2):   # 8 forms: REX2_DEC_RM16, REX2_NEG_RM16, REX2_NOT_RM16, …
+    def enc(a0):
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, k0, k1 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0x66, 0xd5, a0.rex, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_DEC_RM32(fid, k0, k1, k2):   # 7 forms: DEC_RM32, NEG_RM32, NOT_RM32, …
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
+            return _bytes2(k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, k0, k2 | a0.modrm) + a0.tail
+            return _bytes2(k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_DEC_RM32(fid, k0, k1, k2):   # 7 forms: REX2_DEC_RM32, REX2_NEG_RM32, REX2_NOT_RM32, …
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, k0, k1 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_DEC_RM64(fid, k0, k1, k2):   # 7 forms: DEC_RM64, NEG_RM64, NOT_RM64, …
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_b, k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes3(0x48 | a0.rex, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_DEC_RM64(fid, k0, k1, k2, k3, k4):   # 8 forms: REX2_DEC_RM64, REX2_NEG_RM64, REX2_NOT_RM64, …
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k3):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, k0 | a0.rex, k1, k4 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_ROL_RM8_1(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes3(0x40 | rex, 0xd0, 0xc0 | a0.lo)
+            return _bytes2(0xd0, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd0, a0.modrm) + a0.tail
+            return _bytes2(0xd0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_REX2_ROL_RM8_1(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_b, 0xd0, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROL_RM16_1(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, 0xc0 | a0.lo)
+            return _bytes3(0x66, 0xd1, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, a0.modrm) + a0.tail
+            return _bytes3(0x66, 0xd1, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
 
 
-def shape_RESERVEDNOP_RM32_R32_0F19(fid, k0):   # 11 forms: RESERVEDNOP_RM32_R32_0F19, RESERVEDNOP_RM32_R32_0F1A, RESERVEDNOP_RM32_R32_0F1B, …
+def shape_REX2_ROL_RM16_1(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, 0xd1, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xd1, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROL_RM32_1(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0xd1, 0xc0 | a0.lo)
+            return _bytes2(0xd1, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 32):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd1, a0.modrm) + a0.tail
+            return _bytes2(0xd1, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
 
 
-def shape_RESERVEDNOP_RM64_R64_0F19(fid, k0):   # 11 forms: RESERVEDNOP_RM64_R64_0F19, RESERVEDNOP_RM64_R64_0F1A, RESERVEDNOP_RM64_R64_0F1B, …
+def shape_REX2_ROL_RM32_1(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0xd1, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd1, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROL_RM64_1(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x48 | a0.rex_b, 0xd1, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x48 | a0.rex, 0xd1, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
 
 
-def shape_RESERVEDNOP_RM32_R32_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM32_R32_0F1C, RESERVEDNOP_RM32_R32_0F0D, RESERVEDNOP_RM32_R32_0F18
+def shape_REX2_ROL_RM64_1(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0xd1, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0xd5, 0x08 | a0.rex, 0xd1, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
 
 
-def shape_RESERVEDNOP_RM64_R64_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM64_R64_0F1C, RESERVEDNOP_RM64_R64_0F0D, RESERVEDNOP_RM64_R64_0F18
+def shape_ROL_RM8_CL(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes3(0x40 | rex, 0xd2, 0xc0 | a0.lo)
+            return _bytes2(0xd2, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd2, a0.modrm) + a0.tail
+            return _bytes2(0xd2, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_RESERVEDNOP_RM16_R16_0F0D(fid, k0, k1):   # 2 forms: RESERVEDNOP_RM16_R16_0F0D, RESERVEDNOP_RM16_R16_0F18
+def shape_REX2_ROL_RM8_CL(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_b, 0xd2, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd2, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_ROL_RM16_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr16:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, 0xc0 | a0.lo)
+            return _bytes3(0x66, 0xd3, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, a0.modrm) + a0.tail
+            return _bytes3(0x66, 0xd3, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_RESERVEDNOP_RM16_R16_0F1F(fid):   # 1 form
+def shape_REX2_ROL_RM16_CL(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr16:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, 0xd3, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0x66, 0xd5, a0.rex, 0xd3, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-SHAPES = (shape_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETNW_IMM16, shape_PUSH_R16, shape_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, )
+SHAPES = (shape_OR_RM32_IMM32, shape_REX2_OR_RM32_IMM32, shape_OR_RM64_IMM32, shape_REX2_OR_RM64_IMM32, shape_INC_RM8, shape_REX2_INC_RM8, shape_INC_RM16, shape_REX2_INC_RM16, shape_INC_RM32, shape_REX2_INC_RM32, shape_INC_RM64, shape_REX2_INC_RM64, shape_DEC_RM8, shape_REX2_DEC_RM8, shape_DEC_RM16, shape_REX2_DEC_RM16, shape_DEC_RM32, shape_REX2_DEC_RM32, shape_DEC_RM64, shape_REX2_DEC_RM64, shape_ROL_RM8_1, shape_REX2_ROL_RM8_1, shape_ROL_RM16_1, shape_REX2_ROL_RM16_1, shape_ROL_RM32_1, shape_REX2_ROL_RM32_1, shape_ROL_RM64_1, shape_REX2_ROL_RM64_1, shape_ROL_RM8_CL, shape_REX2_ROL_RM8_CL, shape_ROL_RM16_CL, shape_REX2_ROL_RM16_CL, )

@@ -3,405 +3,494 @@
 """Encoders, one function per shape: shapes 128-159 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _nop_alias_error, _operand_error, _taken_error
-from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
-R_ax = REGISTERS['ax']
-R_eax = REGISTERS['eax']
-R_rax = REGISTERS['rax']
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
+R_cl = REGISTERS['cl']
 
 
-def shape_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
+def shape_ROL_RM32_CL(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_XCHG_R16_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        rex = a0.rex_b
-        if rex: return _bytes3(0x66, 0x40 | rex, 0x90 | a0.lo)
-        return _bytes2(0x66, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_XCHG_R32_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        rex = a0.rex_b
-        if rex: return _bytes2(0x40 | rex, 0x90 | a0.lo)
-        return _bytes1(0x90 | a0.lo)
-    return enc, None
-
-
-def shape_XCHG_R64_RAX(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
-        return _bytes2(0x48 | a0.rex_b, 0x90 | a0.lo)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_XMM_M32(fid, k0, k1, k2):   # 3 forms: VEX_VMOVSS_XMM_M32, VEX_VMOVSD_XMM_M64, VEX_VLDDQU_XMM_M128
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k1 | a0.vr, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_M32_XMM(fid, k0, k1, k2):   # 9 forms: VEX_VMOVSS_M32_XMM, VEX_VMOVSD_M64_XMM, VEX_VMOVLPS_M64_XMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, k1 | a1.vr, k2, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, k2, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_XMM_XMM_XMM(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM, VEX_VMOVSD_XMM_XMM_XMM
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VMOVSS_XMM_XMM_XMM_0F11(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM_0F11, VEX_VMOVSD_XMM_XMM_XMM_0F11
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Xmm:
-            if a0.vb: return _bytes4(0xc5, k0 | a2.vr | a1.vv, 0x11, 0xc0 | a2.reg3 | a0.lo)
-            return _bytes5(0xc4, 0x41 | a2.vr | a0.vb, k0 | a1.vv, 0x11, 0xc0 | a2.reg3 | a0.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM(fid, k0, k1, k2):   # 5 forms: EVEX_VMOVSS_XMM_K1Z_XMM_XMM, EVEX_VMOVSD_XMM_K1Z_XMM_XMM, EVEX_VMOVHLPS_XMM_XMM_XMM, …
-    def enc(a0, a1, a2, *, p2=0x0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VMOVSS_XMM_K1Z_M32(fid, k0, k1, k2, k3, k4):   # 8 forms: EVEX_VMOVSS_XMM_K1Z_M32, EVEX_VMOVSD_XMM_K1Z_M64, EVEX_VMOVNTDQA_XMM_M128, …
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11(fid, k0, k1):   # 3 forms: EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11, EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11
-    def enc(a0, a1, a2, *, p2=0x0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not (a2.__class__ is Xmm or a2.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a2.evr | a0.evxb, k1 | a1.vv, a1.evv | p2, 0x11, 0xc0 | a2.reg3 | a0.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVSS_M32_K1_XMM(fid, k0, k1, k2, k3, k4):   # 10 forms: EVEX_VMOVSS_M32_K1_XMM, EVEX_VMOVSD_M64_K1_XMM, EVEX_VMOVLPS_M64_XMM, …
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k1):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k2 | a1.evr | a0.vxb, k3, 0x08 | p2, k4, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVUPS_XMM_XMMM128(fid, k0, k1, k2):   # 26 forms: VEX_VMOVUPS_XMM_XMMM128, VEX_VMOVUPD_XMM_XMMM128, VEX_VMOVAPS_XMM_XMMM128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVUPS_YMM_YMMM256(fid, k0, k1):   # 16 forms: VEX_VMOVUPS_YMM_YMMM256, VEX_VMOVUPD_YMM_YMMM256, VEX_VMOVAPS_YMM_YMMM256, …
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVUPS_XMMM128_XMM(fid, k0, k1, k2):   # 7 forms: VEX_VMOVUPS_XMMM128_XMM, VEX_VMOVUPD_XMMM128_XMM, VEX_VMOVAPS_XMMM128_XMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Xmm:
-            if a0.vb: return _bytes4(0xc5, k0 | a1.vr, k1, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, k0, k1, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, k0 | a1.vr, k1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k0, k1, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVUPS_YMMM256_YMM(fid, k0, k1):   # 6 forms: VEX_VMOVUPS_YMMM256_YMM, VEX_VMOVUPD_YMMM256_YMM, VEX_VMOVAPS_YMMM256_YMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Ymm:
-            if a0.vb: return _bytes4(0xc5, k0 | a1.vr, k1, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, k0, k1, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 256):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, k0 | a1.vr, k1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k0, k1, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 156 forms: EVEX_VMOVUPS_XMM_K1Z_XMMM128, EVEX_VMOVUPD_XMM_K1Z_XMMM128, EVEX_VMOVAPS_XMM_K1Z_XMMM128, …
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256(fid, k0, k1, k2, k3):   # 81 forms: EVEX_VMOVUPS_YMM_K1Z_YMMM256, EVEX_VMOVUPD_YMM_K1Z_YMMM256, EVEX_VMOVAPS_YMM_K1Z_YMMM256, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM(fid, k0, k1, k2, k3, k4):   # 37 forms: EVEX_VMOVUPS_XMMM128_K1Z_XMM, EVEX_VMOVUPD_XMMM128_K1Z_XMM, EVEX_VMOVAPS_XMMM128_K1Z_XMM, …
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k4):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512(fid, k0, k1, k2, k3):   # 87 forms: EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, EVEX_VMOVUPD_ZMM_K1Z_ZMMM512, EVEX_VMOVAPS_ZMM_K1Z_ZMMM512, …
-    def enc(a0, a1, *, p2=0x40, n=k0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Zmm:
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM(fid, k0, k1, k2, k3):   # 16 forms: EVEX_VMOVUPS_YMMM256_K1Z_YMM, EVEX_VMOVUPD_YMMM256_K1Z_YMM, EVEX_VMOVAPS_YMMM256_K1Z_YMM, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 256):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM(fid, k0, k1, k2, k3):   # 16 forms: EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, EVEX_VMOVUPD_ZMMM512_K1Z_ZMM, EVEX_VMOVAPS_ZMMM512_K1Z_ZMM, …
-    def enc(a0, a1, *, p2=0x40, n=k0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Zmm:
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 512):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVD_XMM_RM32(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            if a1.vb: return _bytes4(0xc5, 0x79 | a0.vr, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0x79, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, 0x79 | a0.vr, 0x6e, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0x79, 0x6e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVD_RM32_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr32:
-            if a0.vb: return _bytes4(0xc5, 0x79 | a1.vr, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, 0x79, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0xd3, 0xc0 | a0.lo)
+            return _bytes2(0xd3, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 32):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, 0x79 | a1.vr, 0x7e, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, 0x79, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd3, a0.modrm) + a0.tail
+            return _bytes2(0xd3, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_VMOVD_XMM_RM32(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_XMM_RM32, EVEX_VMOVW_XMM_R32M16
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0x7d, 0x08 | p2, 0x6e, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVD_RM32_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_RM32_XMM, EVEX_VMOVW_R32M16_XMM
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
+def shape_REX2_ROL_RM32_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0xd3, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x7e, m | a1.reg3) + t
+            return _bytes4(0xd5, a0.rex, 0xd3, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_VEX_VMOVQ_XMM_RM64(fid):   # 1 form
+def shape_ROL_RM64_CL(fid):   # 1 form
     def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xf9, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0xf9, 0x6e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVQ_RM64_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, 0xf9, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x48 | a0.rex_b, 0xd3, 0xc0 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, 0xf9, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x48 | a0.rex, 0xd3, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_VMOVQ_XMM_RM64(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_XMM_RM64, EVEX_VMOVW_XMM_R64M16
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0xfd, 0x08 | p2, 0x6e, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVQ_RM64_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_RM64_XMM, EVEX_VMOVW_R64M16_XMM
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
+def shape_REX2_ROL_RM64_CL(fid):   # 1 form
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0xd3, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, 0x7e, m | a1.reg3) + t
+            return _bytes4(0xd5, 0x08 | a0.rex, 0xd3, a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_VEX_VPMOVZXBW_XMM_XMMM64(fid, k0, k1, k2, k3, k4, k5):   # 45 forms: VEX_VPMOVZXBW_XMM_XMMM64, VEX_VPMOVZXBD_XMM_XMMM32, VEX_VPMOVZXBQ_XMM_XMMM16, …
+def shape_ROL_RM16_IMM8(fid):   # 1 form
     def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k5 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x66, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x66, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROL_RM16_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_b, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROL_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+            return _bytes3(0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROL_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, a0.rex2_b, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROL_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROL_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xd5, 0x08 | a0.rex2_b, 0xc1, 0xc0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0xc1, a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROR_RM8_1(fid, k0, k1):   # 7 forms: ROR_RM8_1, SHL_RM8_1, SAL_RM8_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes3(0x40 | rex, 0xd0, k0 | a0.lo)
+            return _bytes2(0xd0, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd0, k1 | a0.modrm) + a0.tail
+            return _bytes2(0xd0, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_REX2_ROR_RM8_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM8_1, REX2_SHL_RM8_1, REX2_SHR_RM8_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_b, 0xd0, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd0, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROR_RM16_1(fid, k0, k1):   # 7 forms: ROR_RM16_1, SHL_RM16_1, SAL_RM16_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, k0 | a0.lo)
+            return _bytes3(0x66, 0xd1, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd1, k1 | a0.modrm) + a0.tail
+            return _bytes3(0x66, 0xd1, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_REX2_ROR_RM16_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM16_1, REX2_SHL_RM16_1, REX2_SHR_RM16_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, 0xd1, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xd1, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROR_RM32_1(fid, k0, k1):   # 7 forms: ROR_RM32_1, SHL_RM32_1, SAL_RM32_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0xd1, k0 | a0.lo)
+            return _bytes2(0xd1, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd1, k1 | a0.modrm) + a0.tail
+            return _bytes2(0xd1, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_REX2_ROR_RM32_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM32_1, REX2_SHL_RM32_1, REX2_SHR_RM32_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0xd1, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd1, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROR_RM64_1(fid, k0, k1):   # 7 forms: ROR_RM64_1, SHL_RM64_1, SAL_RM64_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_b, 0xd1, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0xd1, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_REX2_ROR_RM64_1(fid, k0, k1):   # 6 forms: REX2_ROR_RM64_1, REX2_SHL_RM64_1, REX2_SHR_RM64_1, …
+    def enc(a0, a1):
+        if a1.__class__ is not int or a1 != 1: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0xd1, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0xd1, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and a1 == 1)
+    return enc, fits
+
+
+def shape_ROR_RM8_CL(fid, k0, k1):   # 7 forms: ROR_RM8_CL, SHL_RM8_CL, SAL_RM8_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes3(0x40 | rex, 0xd2, k0 | a0.lo)
+            return _bytes2(0xd2, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd2, k1 | a0.modrm) + a0.tail
+            return _bytes2(0xd2, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_VEX_VPMOVZXBW_YMM_XMMM128(fid, k0, k1):   # 17 forms: VEX_VPMOVZXBW_YMM_XMMM128, VEX_VPMOVZXBD_YMM_XMMM64, VEX_VPMOVZXBQ_YMM_XMMM32, …
+def shape_REX2_ROR_RM8_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM8_CL, REX2_SHL_RM8_CL, REX2_SHR_RM8_CL, …
     def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7d, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x7d, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex2_b, 0xd2, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd2, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-SHAPES = (shape_RESERVEDNOP_RM64_R64_0F1F, shape_XCHG_R16_AX, shape_XCHG_R32_EAX, shape_XCHG_R64_RAX, shape_VEX_VMOVSS_XMM_M32, shape_VEX_VMOVSS_M32_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM_0F11, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM, shape_EVEX_VMOVSS_XMM_K1Z_M32, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, shape_EVEX_VMOVSS_M32_K1_XMM, shape_VEX_VMOVUPS_XMM_XMMM128, shape_VEX_VMOVUPS_YMM_YMMM256, shape_VEX_VMOVUPS_XMMM128_XMM, shape_VEX_VMOVUPS_YMMM256_YMM, shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128, shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256, shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM, shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM, shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, shape_VEX_VMOVD_XMM_RM32, shape_VEX_VMOVD_RM32_XMM, shape_EVEX_VMOVD_XMM_RM32, shape_EVEX_VMOVD_RM32_XMM, shape_VEX_VMOVQ_XMM_RM64, shape_VEX_VMOVQ_RM64_XMM, shape_EVEX_VMOVQ_XMM_RM64, shape_EVEX_VMOVQ_RM64_XMM, shape_VEX_VPMOVZXBW_XMM_XMMM64, shape_VEX_VPMOVZXBW_YMM_XMMM128, )
+def shape_ROR_RM16_CL(fid, k0, k1):   # 7 forms: ROR_RM16_CL, SHL_RM16_CL, SAL_RM16_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, k0 | a0.lo)
+            return _bytes3(0x66, 0xd3, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xd3, k1 | a0.modrm) + a0.tail
+            return _bytes3(0x66, 0xd3, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_ROR_RM16_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM16_CL, REX2_SHL_RM16_CL, REX2_SHR_RM16_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, a0.rex2_b, 0xd3, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xd3, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_ROR_RM32_CL(fid, k0, k1):   # 7 forms: ROR_RM32_CL, SHL_RM32_CL, SAL_RM32_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0xd3, k0 | a0.lo)
+            return _bytes2(0xd3, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xd3, k1 | a0.modrm) + a0.tail
+            return _bytes2(0xd3, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_ROR_RM32_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM32_CL, REX2_SHL_RM32_CL, REX2_SHR_RM32_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_b, 0xd3, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xd3, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_ROR_RM64_CL(fid, k0, k1):   # 7 forms: ROR_RM64_CL, SHL_RM64_CL, SAL_RM64_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_b, 0xd3, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0xd3, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_ROR_RM64_CL(fid, k0, k1):   # 6 forms: REX2_ROR_RM64_CL, REX2_SHL_RM64_CL, REX2_SHR_RM64_CL, …
+    def enc(a0, a1):
+        if a1 is not R_cl: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_b, 0xd3, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x08 | a0.rex, 0xd3, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_ROR_RM16_IMM8(fid, k0, k1):   # 7 forms: ROR_RM16_IMM8, SHL_RM16_IMM8, SAL_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0xc1, k0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x66, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x66, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROR_RM16_IMM8(fid, k0, k1):   # 6 forms: REX2_ROR_RM16_IMM8, REX2_SHL_RM16_IMM8, REX2_SHR_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROR_RM32_IMM8(fid, k0, k1):   # 7 forms: ROR_RM32_IMM8, SHL_RM32_IMM8, SAL_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0xc1, k0 | a0.lo, a1 & 0xFF)
+            return _bytes3(0xc1, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes2(0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROR_RM32_IMM8(fid, k0, k1):   # 6 forms: REX2_ROR_RM32_IMM8, REX2_SHL_RM32_IMM8, REX2_SHR_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, a0.rex2_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_ROR_RM64_IMM8(fid, k0, k1):   # 7 forms: ROR_RM64_IMM8, SHL_RM64_IMM8, SAL_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0xc1, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes3(0x48 | a0.rex, 0xc1, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_ROR_RM64_IMM8(fid, k0, k1, k2, k3):   # 10 forms: REX2_ROR_RM64_IMM8, REX2_SHL_RM64_IMM8, REX2_SHR_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, k0 | a0.rex, k1, k3 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+SHAPES = (shape_ROL_RM32_CL, shape_REX2_ROL_RM32_CL, shape_ROL_RM64_CL, shape_REX2_ROL_RM64_CL, shape_ROL_RM16_IMM8, shape_REX2_ROL_RM16_IMM8, shape_ROL_RM32_IMM8, shape_REX2_ROL_RM32_IMM8, shape_ROL_RM64_IMM8, shape_REX2_ROL_RM64_IMM8, shape_ROR_RM8_1, shape_REX2_ROR_RM8_1, shape_ROR_RM16_1, shape_REX2_ROR_RM16_1, shape_ROR_RM32_1, shape_REX2_ROR_RM32_1, shape_ROR_RM64_1, shape_REX2_ROR_RM64_1, shape_ROR_RM8_CL, shape_REX2_ROR_RM8_CL, shape_ROR_RM16_CL, shape_REX2_ROR_RM16_CL, shape_ROR_RM32_CL, shape_REX2_ROR_RM32_CL, shape_ROR_RM64_CL, shape_REX2_ROR_RM64_CL, shape_ROR_RM16_IMM8, shape_REX2_ROR_RM16_IMM8, shape_ROR_RM32_IMM8, shape_REX2_ROR_RM32_IMM8, shape_ROR_RM64_IMM8, shape_REX2_ROR_RM64_IMM8, )

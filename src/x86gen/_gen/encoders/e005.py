@@ -3,490 +3,447 @@
 """Encoders, one function per shape: shapes 160-191 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _high8_error, _ip16_error, _label_error, _le16, _le32, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
 
 
-def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 41 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 22 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
-    def enc(a0, a1, *, p2=0x40, n=32):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 19 forms: EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64, EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128, …
-    def enc(a0, a1, *, p2=0x40, n=k0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VCVTDQ2PD_YMM_XMMM128(fid, k0, k1):   # 2 forms: VEX_VCVTDQ2PD_YMM_XMMM128, VEX_VCVTPS2PD_YMM_XMMM128
+def shape_REX2_IMUL_R16_RM16(fid, k0):   # 22 forms: REX2_IMUL_R16_RM16, REX2_CMOVO_R16_RM16, REX2_CMOVNO_R16_RM16, …
     def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_VCVTTPD2DQ_XMM_YMMM256(fid, k0, k1):   # 3 forms: VEX_VCVTTPD2DQ_XMM_YMMM256, VEX_VCVTPD2PS_XMM_YMMM256, VEX_VCVTPD2DQ_XMM_YMMM256
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 17 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
-    def enc(a0, a1, *, p2=0x40, n=64):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 20 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
-    def enc(a0, a1, *, p2=0x20, n=32):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0x79, 0x1d, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0x79, 0x1d, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8(fid, k0):   # 3 forms: VEX_VCVTPS2PH_XMMM128_YMM_IMM8, VEX_VEXTRACTF128_XMMM128_YMM_IMM8, VEX_VEXTRACTI128_XMMM128_YMM_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0x7d, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 128):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0x7d, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE(fid, k0, k1):   # 5 forms: EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8, EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x40, n=32):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 256):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2, *, p2=0x40, n=32):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, *, p2=0x0, n=8):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x1d, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x1d, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2, *, p2=0x0, n=8):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8(fid, k0, k1):   # 5 forms: EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8, EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x20, n=16):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 128):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2, *, p2=0x20, n=16):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32(fid, k0, k1, k2):   # 93 forms: VEX_VCVTSS2SD_XMM_XMM_XMMM32, VEX_VCVTSD2SS_XMM_XMM_XMMM64, VEX_VPCMPEQB_XMM_XMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k2):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 339 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
-    def enc(a0, a1, a2, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k4):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VCVTSI2SS_XMM_XMM_RM32(fid, k0):   # 2 forms: VEX_VCVTSI2SS_XMM_XMM_RM32, VEX_VCVTSI2SD_XMM_XMM_RM32
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr32:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x2a, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x2a, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 32):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x2a, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, 0x2a, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VCVTSI2SS_XMM_XMM_RM64(fid, k0):   # 2 forms: VEX_VCVTSI2SS_XMM_XMM_RM64, VEX_VCVTSI2SD_XMM_XMM_RM64
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x2a, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, 0x2a, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER(fid, k0, k1, k2):   # 6 forms: EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, EVEX_VCVTSI2SD_XMM_XMM_RM32_ER, EVEX_VCVTSI2SH_XMM_XMM_RM32_ER, …
-    def enc(a0, a1, a2, *, p2=0x0, n=4):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr32:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 32):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER(fid, k0, k1, k2):   # 6 forms: EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, EVEX_VCVTSI2SD_XMM_XMM_RM64_ER, EVEX_VCVTSI2SH_XMM_XMM_RM64_ER, …
-    def enc(a0, a1, a2, *, p2=0x0, n=8):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr64:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VCVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: VEX_VCVTTSS2SI_R32_XMMM32, VEX_VCVTTSD2SI_R32_XMMM64, VEX_VCVTSS2SI_R32_XMMM32, …
+def shape_IMUL_R32_RM32(fid, k0, k1):   # 23 forms: IMUL_R32_RM32, CMOVO_R32_RM32, CMOVNO_R32_RM32, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_VCVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: VEX_VCVTTSS2SI_R64_XMMM32, VEX_VCVTTSD2SI_R64_XMMM64, VEX_VCVTSS2SI_R64_XMMM32, …
+def shape_REX2_IMUL_R32_RM32(fid, k0, k1):   # 22 forms: REX2_IMUL_R32_RM32, REX2_CMOVO_R32_RM32, REX2_CMOVNO_R32_RM32, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_IMUL_R64_RM64(fid, k0, k1):   # 23 forms: IMUL_R64_RM64, CMOVO_R64_RM64, CMOVNO_R64_RM64, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
+        if a1.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 16 forms: EVEX_VCVTTSS2SI_R32_XMMM32_SAE, EVEX_VCVTTSD2SI_R32_XMMM64_SAE, EVEX_VCVTSS2SI_R32_XMMM32_ER, …
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 16 forms: EVEX_VCVTTSS2SI_R64_XMMM32_SAE, EVEX_VCVTTSD2SI_R64_XMMM64_SAE, EVEX_VCVTSS2SI_R64_XMMM32_ER, …
-    def enc(a0, a1, *, p2=0x0, n=k0):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k4):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 4 forms: VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, VEX_VCMPSD_XMM_XMM_XMMM64_IMM8, VEX_VCMPPD_XMM_XMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes5(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k2):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE(fid, k0, k1, k2, k3, k4):   # 15 forms: EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE, EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k4):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes5(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, VEX_VCMPPD_YMM_YMM_YMMM256_IMM8, VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Ymm:
-            if a2.vb: return _bytes5(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPCMPEQB_YMM_YMM_YMMM256(fid, k0, k1):   # 79 forms: VEX_VPCMPEQB_YMM_YMM_YMMM256, VEX_VPCMPEQW_YMM_YMM_YMMM256, VEX_VPCMPEQD_YMM_YMM_YMMM256, …
+def shape_IMUL_R16_RM16_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Ymm:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 127 or 65408 <= a2 <= 65535): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr16:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x66, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x66, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 127 or 65408 <= a2 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_IMUL_R16_RM16_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 127 or 65408 <= a2 <= 65535): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, a0.rex2_r | a1.rex2_b, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 127 or 65408 <= a2 <= 65535))
+    return enc, fits
+
+
+def shape_IMUL_R32_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 127 or 4294967168 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes3(0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes3(0x40 | rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes2(0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 127 or 4294967168 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_REX2_IMUL_R32_RM32_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 127 or 4294967168 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes5(0xd5, a0.rex2_r | a1.rex2_b, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 127 or 4294967168 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_IMUL_R64_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 127 or 18446744073709551488 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 127 or 18446744073709551488 <= a2 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_IMUL_R64_RM64_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 127 or 18446744073709551488 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes5(0xd5, 0x08 | a0.rex2_r | a1.rex2_b, 0x6b, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x6b, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 127 or 18446744073709551488 <= a2 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_IMUL_R16_RM16_IMM16(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-32768 <= a2 <= 65535): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr16:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x69, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, (a2 >> 8) & 0xFF)
+            return _bytes5(0x66, 0x69, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, (a2 >> 8) & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x66, 0x40 | rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le16(a2 & 0xFFFF)
+            return _bytes3(0x66, 0x69, a1.modrm | a0.reg3) + a1.tail + _le16(a2 & 0xFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-32768 <= a2 <= 65535))
+    return enc, fits
+
+
+def shape_REX2_IMUL_R16_RM16_IMM16(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-32768 <= a2 <= 65535): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes7(0x66, 0xd5, a0.rex2_r | a1.rex2_b, 0x69, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, (a2 >> 8) & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0xd5, a0.rex2_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le16(a2 & 0xFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-32768 <= a2 <= 65535))
+    return enc, fits
+
+
+def shape_IMUL_R32_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes3(0x40 | rex, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+            return _bytes2(0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes3(0x40 | rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+            return _bytes2(0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_REX2_IMUL_R32_RM32_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes4(0xd5, a0.rex2_r | a1.rex2_b, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, a0.rex2_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+    return enc, fits
+
+
+def shape_IMUL_R64_RM64_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes3(0x48 | a0.rex_r | a1.rex_b, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes3(0x48 | a0.rex_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_REX2_IMUL_R64_RM64_IMM32(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex2_b, 0x69, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x08 | a0.rex2_r | a1.rex, 0x69, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-2147483648 <= a2 <= 2147483647 or 18446744071562067968 <= a2 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_SETO_RM8(fid, k0):   # 16 forms: SETO_RM8, SETNO_RM8, SETB_RM8, …
+    def enc(a0):
+        if a0.__class__ is Gpr8:
+            rex = a0.rex_b | a0.rex8
+            if rex and (a0.high): raise _high8_error(fid, (a0, ))
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm) + a0.tail
+            return _bytes3(0x0f, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, EVEX_VPCMPEQW_KR_K1_XMM_XMMM128, EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32, …
-    def enc(a0, a1, a2, *, p2=0x0, n=16):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
+def shape_REX2_SETO_RM8(fid, k0):   # 16 forms: REX2_SETO_RM8, REX2_SETNO_RM8, REX2_SETB_RM8, …
+    def enc(a0):
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high: raise _high8_error(fid, (a0, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_b, k0, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, 0x80 | a0.rex, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, EVEX_VPCMPEQW_KR_K1_YMM_YMMM256, EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
+def shape_JO_REL8_64(fid, k0):   # 21 forms: JO_REL8_64, JNO_REL8_64, JB_REL8_64, …
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        d = a0 - ip - 2
+        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
+        return _bytes2(k0, d & 0xFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (-128 <= (a0 - ip - 2) <= 127))
+    return enc, fits
+
+
+def shape_JO_REL32_64(fid, k0, k1):   # 19 forms: JO_REL32_64, JNO_REL32_64, JB_REL32_64, …
+    k1 = bytes(k1)
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        d = a0 - ip - k0
+        if not (-2147483648 <= d <= 2147483647): raise _range_error(fid, (a0, ), 0, d)
+        return k1 + _le32(d & 0xFFFFFFFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (-2147483648 <= (a0 - ip - k0) <= 2147483647))
+    return enc, fits
+
+
+def shape_JO_REL8_16(fid, k0):   # 21 forms: JO_REL8_16, JNO_REL8_16, JB_REL8_16, …
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
+        d = (((a0 - ip - 3 + 0x8000) & 0xFFFF) - 0x8000)
+        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
+        return _bytes3(0x66, k0, d & 0xFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF) and (-128 <= (((a0 - ip - 3 + 0x8000) & 0xFFFF) - 0x8000) <= 127))
+    return enc, fits
+
+
+def shape_JO_REL16(fid, k0):   # 16 forms: JO_REL16, JNO_REL16, JB_REL16, …
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
+        d = (((a0 - ip - 5 + 0x8000) & 0xFFFF) - 0x8000)
+        return _bytes5(0x66, 0x0f, k0, d & 0xFF, (d >> 8) & 0xFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF))
+    return enc, fits
+
+
+def shape_JMP_REL16(fid, k0):   # 2 forms: JMP_REL16, CALL_REL16
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
+        d = (((a0 - ip - 4 + 0x8000) & 0xFFFF) - 0x8000)
+        return _bytes4(0x66, k0, d & 0xFF, (d >> 8) & 0xFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF))
+    return enc, fits
+
+
+def shape_JMP_RM64(fid, k0, k1):   # 3 forms: JMP_RM64, CALL_RM64, PUSH_RM64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0xff, k0 | a0.lo)
+            return _bytes2(0xff, k0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0xff, k1 | a0.modrm) + a0.tail
+            return _bytes2(0xff, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
+def shape_REX2_JMP_RM64(fid, k0, k1):   # 3 forms: REX2_JMP_RM64, REX2_CALL_RM64, REX2_PUSH_RM64
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, a0.rex2_b, 0xff, k0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex, 0xff, k1 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-SHAPES = (shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, shape_VEX_VCVTDQ2PD_YMM_XMMM128, shape_VEX_VCVTTPD2DQ_XMM_YMMM256, shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8, shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8, shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8, shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32, shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, shape_VEX_VCVTSI2SS_XMM_XMM_RM32, shape_VEX_VCVTSI2SS_XMM_XMM_RM64, shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, shape_VEX_VCVTTSS2SI_R32_XMMM32, shape_VEX_VCVTTSS2SI_R64_XMMM32, shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE, shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE, shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, shape_VEX_VPCMPEQB_YMM_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, )
+def shape_JMP_M1616(fid, k0, k1, k2, k3):   # 10 forms: JMP_M1616, CALL_M1616, FLDENV_M14BYTE, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(k1, 0x40 | rex, k2, k3 | a0.modrm) + a0.tail
+            return _bytes3(k1, k2, k3 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_JMP_M1632(fid, k0, k1, k2):   # 54 forms: JMP_M1632, CALL_M1632, FMUL_M32FP, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, k1, k2 | a0.modrm) + a0.tail
+            return _bytes2(k1, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_JMP_M1664(fid, k0):   # 2 forms: JMP_M1664, CALL_M1664
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 80):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes3(0x48 | a0.rex, 0xff, k0 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RETNQ_IMM16(fid, k0):   # 2 forms: RETNQ_IMM16, RETFD_IMM16
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes3(k0, a0 & 0xFF, (a0 >> 8) & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
+    return enc, fits
+
+
+def shape_RETNW_IMM16(fid, k0, k1):   # 4 forms: RETNW_IMM16, RETFW_IMM16, RETFQ_IMM16, …
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes4(k0, k1, a0 & 0xFF, (a0 >> 8) & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-32768 <= a0 <= 65535))
+    return enc, fits
+
+
+def shape_PUSH_R16(fid, k0):   # 2 forms: PUSH_R16, POP_R16
+    def enc(a0):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, ), 0)
+        rex = a0.rex_b
+        if rex: return _bytes3(0x66, 0x40 | rex, k0 | a0.lo)
+        return _bytes2(0x66, k0 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_PUSH_R16(fid, k0):   # 2 forms: REX2_PUSH_R16, REX2_POP_R16
+    def enc(a0):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, ), 0)
+        return _bytes4(0x66, 0xd5, a0.rex2_b, k0 | a0.lo)
+    return enc, None
+
+
+SHAPES = (shape_REX2_IMUL_R16_RM16, shape_IMUL_R32_RM32, shape_REX2_IMUL_R32_RM32, shape_IMUL_R64_RM64, shape_IMUL_R16_RM16_IMM8, shape_REX2_IMUL_R16_RM16_IMM8, shape_IMUL_R32_RM32_IMM8, shape_REX2_IMUL_R32_RM32_IMM8, shape_IMUL_R64_RM64_IMM8, shape_REX2_IMUL_R64_RM64_IMM8, shape_IMUL_R16_RM16_IMM16, shape_REX2_IMUL_R16_RM16_IMM16, shape_IMUL_R32_RM32_IMM32, shape_REX2_IMUL_R32_RM32_IMM32, shape_IMUL_R64_RM64_IMM32, shape_REX2_IMUL_R64_RM64_IMM32, shape_SETO_RM8, shape_REX2_SETO_RM8, shape_JO_REL8_64, shape_JO_REL32_64, shape_JO_REL8_16, shape_JO_REL16, shape_JMP_REL16, shape_JMP_RM64, shape_REX2_JMP_RM64, shape_JMP_M1616, shape_JMP_M1632, shape_JMP_M1664, shape_RETNQ_IMM16, shape_RETNW_IMM16, shape_PUSH_R16, shape_REX2_PUSH_R16, )

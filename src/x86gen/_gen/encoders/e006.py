@@ -3,475 +3,397 @@
 """Encoders, one function per shape: shapes 192-223 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...encoding.runtime import _bytes1, _bytes2, _bytes3, _bytes4, _bytes5, _label_error, _le32, _nop_alias_error, _operand_error, _range_error, _taken_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm
+R_ax = REGISTERS['ax']
+R_eax = REGISTERS['eax']
+R_fs = REGISTERS['fs']
+R_gs = REGISTERS['gs']
+R_rax = REGISTERS['rax']
 
 
-def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 126 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
+def shape_PUSH_R64(fid, k0):   # 2 forms: PUSH_R64, POP_R64
+    def enc(a0):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, ), 0)
+        rex = a0.rex_b
+        if rex: return _bytes2(0x40 | rex, k0 | a0.lo)
+        return _bytes1(k0 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_PUSH_R64(fid, k0):   # 2 forms: REX2_PUSH_R64, REX2_POP_R64
+    def enc(a0):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, ), 0)
+        return _bytes3(0xd5, a0.rex2_b, k0 | a0.lo)
+    return enc, None
+
+
+def shape_PUSHQ_IMM8(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-128 <= a0 <= 127 or 18446744073709551488 <= a0 <= 18446744073709551615): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes2(0x6a, a0 & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-128 <= a0 <= 127 or 18446744073709551488 <= a0 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_PUSHQ_IMM32(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-2147483648 <= a0 <= 2147483647 or 18446744071562067968 <= a0 <= 18446744073709551615): raise _range_error(fid, (a0, ), 0, a0)
+        return b'h' + _le32(a0 & 0xFFFFFFFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-2147483648 <= a0 <= 2147483647 or 18446744071562067968 <= a0 <= 18446744073709551615))
+    return enc, fits
+
+
+def shape_PUSHQ_FS(fid, k0):   # 4 forms: PUSHQ_FS, POPQ_FS, PUSHW_FS, …
+    k0 = bytes(k0)
+    def enc(a0):
+        if a0 is not R_fs: raise _operand_error(fid, (a0, ), 0)
+        return k0
+    return enc, None
+
+
+def shape_PUSHQ_GS(fid, k0):   # 4 forms: PUSHQ_GS, POPQ_GS, PUSHW_GS, …
+    k0 = bytes(k0)
+    def enc(a0):
+        if a0 is not R_gs: raise _operand_error(fid, (a0, ), 0)
+        return k0
+    return enc, None
+
+
+def shape_POP_RM64(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            rex = a0.rex_b
+            if rex: return _bytes3(0x40 | rex, 0x8f, 0xc0 | a0.lo)
+            return _bytes2(0x8f, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes3(0x40 | rex, 0x8f, a0.modrm) + a0.tail
+            return _bytes2(0x8f, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_POP_RM64(fid):   # 1 form
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, a0.rex2_b, 0x8f, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, a0.rex, 0x8f, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_PUSHW_IMM8(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (-128 <= a0 <= 127 or 65408 <= a0 <= 65535): raise _range_error(fid, (a0, ), 0, a0)
+        return _bytes3(0x66, 0x6a, a0 & 0xFF)
+    def fits(a0):
+        return (a0.__class__ is int and (-128 <= a0 <= 127 or 65408 <= a0 <= 65535))
+    return enc, fits
+
+
+def shape_NOP_RM16(fid, k0):   # 2 forms: NOP_RM16, SLDT_RM16
+    def enc(a0):
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm) + a0.tail
+            return _bytes4(0x66, 0x0f, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_NOP_RM16(fid, k0):   # 2 forms: REX2_NOP_RM16, REX2_SLDT_RM16
+    def enc(a0):
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_b, k0, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_NOP_RM32(fid, k0, k1):   # 2 forms: NOP_RM32, SLDT_R32M16
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm) + a0.tail
+            return _bytes3(0x0f, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_NOP_RM32(fid, k0, k1):   # 2 forms: REX2_NOP_RM32, REX2_SLDT_R32M16
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_b, k0, 0xc0 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, 0x80 | a0.rex, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_NOP_RM64(fid, k0, k1):   # 2 forms: NOP_RM64, SLDT_R64M16
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x0f, k0, 0xc0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, k0, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM16_R16_0F19(fid, k0):   # 12 forms: RESERVEDNOP_RM16_R16_0F19, RESERVEDNOP_RM16_R16_0F1A, RESERVEDNOP_RM16_R16_0F1B, …
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM32_R32_0F19(fid, k0):   # 11 forms: RESERVEDNOP_RM32_R32_0F19, RESERVEDNOP_RM32_R32_0F1A, RESERVEDNOP_RM32_R32_0F1B, …
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM64_R64_0F19(fid, k0):   # 11 forms: RESERVEDNOP_RM64_R64_0F19, RESERVEDNOP_RM64_R64_0F1A, RESERVEDNOP_RM64_R64_0F1B, …
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM32_R32_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM32_R32_0F1C, RESERVEDNOP_RM32_R32_0F0D, RESERVEDNOP_RM32_R32_0F18
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM64_R64_0F1C(fid, k0, k1):   # 3 forms: RESERVEDNOP_RM64_R64_0F1C, RESERVEDNOP_RM64_R64_0F0D, RESERVEDNOP_RM64_R64_0F18
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM16_R16_0F0D(fid, k0, k1):   # 2 forms: RESERVEDNOP_RM16_R16_0F0D, RESERVEDNOP_RM16_R16_0F18
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if k1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM16_R16_0F1F(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr16:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM32_R32_0F1F(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_RESERVEDNOP_RM64_R64_0F1F(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x1f, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if 1 >> (a1.num & 7) & 1: raise _taken_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x1f, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_XCHG_R16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        rex = a0.rex_b
+        if rex: return _bytes3(0x66, 0x40 | rex, 0x90 | a0.lo)
+        return _bytes2(0x66, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_XCHG_R16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes4(0x66, 0xd5, a0.rex2_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_XCHG_R32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        rex = a0.rex_b
+        if rex: return _bytes2(0x40 | rex, 0x90 | a0.lo)
+        return _bytes1(0x90 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_XCHG_R32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes3(0xd5, a0.rex2_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_XCHG_R64_RAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes2(0x48 | a0.rex_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_XCHG_R64_RAX(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.num == 0: raise _nop_alias_error(fid, (a0, a1, ))
+        return _bytes3(0xd5, 0x08 | a0.rex2_b, 0x90 | a0.lo)
+    return enc, None
+
+
+def shape_VEX_VMOVSS_XMM_M32(fid, k0, k1, k2):   # 3 forms: VEX_VMOVSS_XMM_M32, VEX_VMOVSD_XMM_M64, VEX_VLDDQU_XMM_M128
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k1 | a0.vr, k2, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVSS_M32_XMM(fid, k0, k1, k2):   # 9 forms: VEX_VMOVSS_M32_XMM, VEX_VMOVSD_M64_XMM, VEX_VMOVLPS_M64_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.vxb == 0x60: return _bytes4(0xc5, k1 | a1.vr, k2, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, k2, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMOVSS_XMM_XMM_XMM(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM, VEX_VMOVSD_XMM_XMM_XMM
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Xmm:
-            return _bytes5(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k4):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(k0, k5 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x10, 0xc0 | a0.reg3 | a2.lo)
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256(fid, k0, k1):   # 95 forms: VEX_VPCMPEQQ_YMM_YMM_YMMM256, VEX_VPCMPGTQ_YMM_YMM_YMMM256, VEX_VPMULLD_YMM_YMM_YMMM256, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Ymm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM(fid, k0, k1):   # 23 forms: VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
-        if a2.__class__ is Mem and a2.size in (0, k1):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0, k1, k2, k3, k4):   # 16 forms: VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if a2.__class__ is Ymm:
-            return _bytes6(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo, a3.is4)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(k0, k4 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 43 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k4):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 15 forms: VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8, VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k2):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPSRLDQ_XMM_XMM_IMM8(fid, k0, k1):   # 10 forms: VEX_VPSRLDQ_XMM_XMM_IMM8, VEX_VPSLLDQ_XMM_XMM_IMM8, VEX_VPSRLW_XMM_XMM_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes5(0xc5, 0x81 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
-            return _bytes6(0xc4, 0xc1 | a1.vb, 0x01 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPSRLDQ_YMM_YMM_IMM8(fid, k0, k1):   # 10 forms: VEX_VPSRLDQ_YMM_YMM_IMM8, VEX_VPSLLDQ_YMM_YMM_IMM8, VEX_VPSRLW_YMM_YMM_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes5(0xc5, 0x85 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
-            return _bytes6(0xc4, 0xc1 | a1.vb, 0x05 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_XMM_XMMM128_IMM8, EVEX_VPSLLDQ_XMM_XMMM128_IMM8, EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x0, n=16):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x0, n=16):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_YMM_YMMM256_IMM8, EVEX_VPSLLDQ_YMM_YMMM256_IMM8, EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x20, n=32):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8, EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x40, n=64):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPEXTRB_R32M8_XMM_IMM8(fid, k0, k1):   # 4 forms: VEX_VPEXTRB_R32M8_XMM_IMM8, VEX_VPEXTRW_R32M16_XMM_IMM8, VEX_VPEXTRD_RM32_XMM_IMM8, …
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr32:
-            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0x79, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k1):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0x79, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPEXTRB_R64M8_XMM_IMM8(fid, k0, k1):   # 4 forms: VEX_VPEXTRB_R64M8_XMM_IMM8, VEX_VPEXTRW_R64M16_XMM_IMM8, VEX_VPEXTRQ_RM64_XMM_IMM8, …
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr64:
-            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0xf9, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k1):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0xf9, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPEXTRB_R32M8_XMM_IMM8(fid, k0, k1, k2):   # 4 forms: EVEX_VPEXTRB_R32M8_XMM_IMM8, EVEX_VPEXTRW_R32M16_XMM_IMM8, EVEX_VPEXTRD_RM32_XMM_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr32:
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k2):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2, *, p2=0x0, n=k0):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPEXTRB_R64M8_XMM_IMM8(fid, k0, k1, k2):   # 4 forms: EVEX_VPEXTRB_R64M8_XMM_IMM8, EVEX_VPEXTRW_R64M16_XMM_IMM8, EVEX_VPEXTRQ_RM64_XMM_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x0, n=k0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr64:
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k2):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2, *, p2=0x0, n=k0):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPEXTRW_R32_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes5(0xc5, 0x79 | a0.vr, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, 0x79, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPEXTRW_R64_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, 0xf9, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPEXTRW_R32_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, *, p2=0x0):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x0):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPEXTRW_R64_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, *, p2=0x0):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x0):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8(fid, k0, k1):   # 2 forms: VEX_VPINSRB_XMM_XMM_R32M8_IMM8, VEX_VPINSRD_XMM_XMM_RM32_IMM8
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr32:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k1):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: VEX_VPINSRB_XMM_XMM_R64M8_IMM8, VEX_VPINSRW_XMM_XMM_R64M16_IMM8, VEX_VPINSRQ_XMM_XMM_RM64_IMM8
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr64:
-            return _bytes6(0xc4, k0 | a0.vr | a2.vb, 0x81 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k2):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, k3 | a0.vr | a2.vxb, 0x81 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, EVEX_VPINSRW_XMM_XMM_R32M16_IMM8, EVEX_VPINSRD_XMM_XMM_RM32_IMM8
-    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr32:
-            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x05 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k3):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x05 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, EVEX_VPINSRW_XMM_XMM_R64M16_IMM8, EVEX_VPINSRQ_XMM_XMM_RM64_IMM8
-    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr64:
-            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x85 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, k3):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x85 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Gpr32:
-            if a2.vb: return _bytes5(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, 0x01 | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 16):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x01 | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VPBROADCASTB_XMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_XMM_K1Z_R32, EVEX_VPBROADCASTW_XMM_K1Z_R32, EVEX_VPBROADCASTD_XMM_K1Z_R32
-    def enc(a0, a1, *, p2=0x0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTB_YMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_YMM_K1Z_R32, EVEX_VPBROADCASTW_YMM_K1Z_R32, EVEX_VPBROADCASTD_YMM_K1Z_R32
-    def enc(a0, a1, *, p2=0x20):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_ZMM_K1Z_R32, EVEX_VPBROADCASTW_ZMM_K1Z_R32, EVEX_VPBROADCASTD_ZMM_K1Z_R32
-    def enc(a0, a1, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1, *, p2=0x0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64(fid):   # 1 form
-    def enc(a0, a1, *, p2=0x20):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128, shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256, shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, shape_VEX_VPSRLDQ_XMM_XMM_IMM8, shape_VEX_VPSRLDQ_YMM_YMM_IMM8, shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8, shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8, shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, shape_VEX_VPEXTRB_R32M8_XMM_IMM8, shape_VEX_VPEXTRB_R64M8_XMM_IMM8, shape_EVEX_VPEXTRB_R32M8_XMM_IMM8, shape_EVEX_VPEXTRB_R64M8_XMM_IMM8, shape_VEX_VPEXTRW_R32_XMM_IMM8, shape_VEX_VPEXTRW_R64_XMM_IMM8, shape_EVEX_VPEXTRW_R32_XMM_IMM8, shape_EVEX_VPEXTRW_R64_XMM_IMM8, shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8, shape_EVEX_VPBROADCASTB_XMM_K1Z_R32, shape_EVEX_VPBROADCASTB_YMM_K1Z_R32, shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32, shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64, )
+SHAPES = (shape_PUSH_R64, shape_REX2_PUSH_R64, shape_PUSHQ_IMM8, shape_PUSHQ_IMM32, shape_PUSHQ_FS, shape_PUSHQ_GS, shape_POP_RM64, shape_REX2_POP_RM64, shape_PUSHW_IMM8, shape_NOP_RM16, shape_REX2_NOP_RM16, shape_NOP_RM32, shape_REX2_NOP_RM32, shape_NOP_RM64, shape_RESERVEDNOP_RM16_R16_0F19, shape_RESERVEDNOP_RM32_R32_0F19, shape_RESERVEDNOP_RM64_R64_0F19, shape_RESERVEDNOP_RM32_R32_0F1C, shape_RESERVEDNOP_RM64_R64_0F1C, shape_RESERVEDNOP_RM16_R16_0F0D, shape_RESERVEDNOP_RM16_R16_0F1F, shape_RESERVEDNOP_RM32_R32_0F1F, shape_RESERVEDNOP_RM64_R64_0F1F, shape_XCHG_R16_AX, shape_REX2_XCHG_R16_AX, shape_XCHG_R32_EAX, shape_REX2_XCHG_R32_EAX, shape_XCHG_R64_RAX, shape_REX2_XCHG_R64_RAX, shape_VEX_VMOVSS_XMM_M32, shape_VEX_VMOVSS_M32_XMM, shape_VEX_VMOVSS_XMM_XMM_XMM, )

@@ -3,427 +3,417 @@
 """Encoders, one function per shape: shapes 224-255 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _bytes4, _bytes5, _bytes6, _label_error, _operand_error
 from ...memory import Mem
-from ...registers import Gpr32, Gpr64, Mmx, Xmm, Ymm, YmmHigh, Zmm
+from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_VEX_VBROADCASTSS_XMM_M32(fid, k0, k1, k2):   # 8 forms: VEX_VBROADCASTSS_XMM_M32, VEX_VMOVNTDQA_XMM_M128, VEX_VCVTNEOPH2PS_XMM_M128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_YMM_M32(fid, k0, k1, k2):   # 11 forms: VEX_VBROADCASTSS_YMM_M32, VEX_VBROADCASTSD_YMM_M64, VEX_VBROADCASTF128_YMM_M128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_XMM_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x79, 0x18, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VBROADCASTSS_YMM_XMM(fid, k0, k1):   # 3 forms: VEX_VBROADCASTSS_YMM_XMM, VEX_VBROADCASTSD_YMM_XMM, VEX_VSHA512MSG1_YMM_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VADDPS_XMM_XMM_XMMM128(fid, k0):   # 12 forms: VEX_VADDPS_XMM_XMM_XMMM128, VEX_VSUBPS_XMM_XMM_XMMM128, VEX_VMULPS_XMM_XMM_XMMM128, …
+def shape_VEX_VMOVSS_XMM_XMM_XMM_0F11(fid, k0):   # 2 forms: VEX_VMOVSS_XMM_XMM_XMM_0F11, VEX_VMOVSD_XMM_XMM_XMM_0F11
     def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a0.__class__ is Xmm:
+            if a0.vb: return _bytes4(0xc5, k0 | a2.vr | a1.vv, 0x11, 0xc0 | a2.reg3 | a0.lo)
+            return _bytes5(0xc4, 0x41 | a2.vr | a0.vb, k0 | a1.vv, 0x11, 0xc0 | a2.reg3 | a0.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64, EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM(fid, k0, k1, k2):   # 5 forms: EVEX_VMOVSS_XMM_K1Z_XMM_XMM, EVEX_VMOVSD_XMM_K1Z_XMM_XMM, EVEX_VMOVHLPS_XMM_XMM_XMM, …
+    def enc(a0, a1, a2, *, p2=0x0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
             return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER, EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3, k4):   # 15 forms: VEX_VROUNDPS_XMM_XMMM128_IMM8, VEX_VROUNDPD_XMM_XMMM128_IMM8, VEX_VPERMILPS_XMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            return _bytes6(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VROUNDPS_YMM_YMMM256_IMM8(fid, k0, k1):   # 6 forms: VEX_VROUNDPS_YMM_YMMM256_IMM8, VEX_VROUNDPD_YMM_YMMM256_IMM8, VEX_VPERMILPS_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_MOVUPS_XMM_XMMM128(fid, k0, k1):   # 21 forms: MOVUPS_XMM_XMMM128, UNPCKLPS_XMM_XMMM128, UNPCKHPS_XMM_XMMM128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+def shape_EVEX_VMOVSS_XMM_K1Z_M32(fid, k0, k1, k2, k3, k4):   # 8 forms: EVEX_VMOVSS_XMM_K1Z_M32, EVEX_VMOVSD_XMM_K1Z_M64, EVEX_VMOVNTDQA_XMM_M128, …
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVUPS_XMMM128_XMM(fid, k0):   # 2 forms: MOVUPS_XMMM128_XMM, MOVAPS_XMMM128_XMM
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Xmm:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 128):
+def shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11(fid, k0, k1):   # 3 forms: EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, EVEX_VMOVSD_XMM_K1Z_XMM_XMM_0F11, EVEX_VMOVSH_XMM_K1Z_XMM_XMM_MAP5_11
+    def enc(a0, a1, a2, *, p2=0x0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not (a2.__class__ is Xmm or a2.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
+            return _bytes6(0x62, k0 | a2.evr | a0.evxb, k1 | a1.vv, a1.evv | p2, 0x11, 0xc0 | a2.reg3 | a0.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VMOVSS_M32_K1_XMM(fid, k0, k1, k2, k3, k4):   # 10 forms: EVEX_VMOVSS_M32_K1_XMM, EVEX_VMOVSD_M64_K1_XMM, EVEX_VMOVLPS_M64_XMM, …
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k1):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k2 | a1.evr | a0.vxb, k3, 0x08 | p2, k4, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_MOVUPD_XMM_XMMM128(fid, k0, k1, k2):   # 112 forms: MOVUPD_XMM_XMMM128, MOVSLDUP_XMM_XMMM128, MOVDDUP_XMM_XMMM64, …
+def shape_VEX_VMOVUPS_XMM_XMMM128(fid, k0, k1, k2):   # 26 forms: VEX_VMOVUPS_XMM_XMMM128, VEX_VMOVUPD_XMM_XMMM128, VEX_VMOVAPS_XMM_XMMM128, …
     def enc(a0, a1):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVUPD_XMMM128_XMM(fid, k0, k1, k2):   # 7 forms: MOVUPD_XMMM128_XMM, MOVSS_XMMM32_XMM, MOVAPD_XMMM128_XMM, …
+def shape_VEX_VMOVUPS_YMM_YMMM256(fid, k0, k1):   # 16 forms: VEX_VMOVUPS_YMM_YMMM256, VEX_VMOVUPD_YMM_YMMM256, VEX_VMOVAPS_YMM_YMMM256, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VMOVUPS_XMMM128_XMM(fid, k0, k1, k2):   # 7 forms: VEX_VMOVUPS_XMMM128_XMM, VEX_VMOVUPD_XMMM128_XMM, VEX_VMOVAPS_XMMM128_XMM, …
     def enc(a0, a1):
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Xmm:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a1.reg3 | a0.lo)
+            if a0.vb: return _bytes4(0xc5, k0 | a1.vr, k1, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, k0, k1, 0xc0 | a1.reg3 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(k0, 0x0f, k1, a0.modrm | a1.reg3) + a0.tail
+            if a0.vxb == 0x60: return _bytes4(0xc5, k0 | a1.vr, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k0, k1, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_MOVHLPS_XMM_XMM(fid, k0):   # 2 forms: MOVHLPS_XMM_XMM, MOVLHPS_XMM_XMM
+def shape_VEX_VMOVUPS_YMMM256_YMM(fid, k0, k1):   # 6 forms: VEX_VMOVUPS_YMMM256_YMM, VEX_VMOVUPD_YMMM256_YMM, VEX_VMOVAPS_YMMM256_YMM, …
     def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVLPS_XMM_M64(fid, k0):   # 2 forms: MOVLPS_XMM_M64, MOVHPS_XMM_M64
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVLPS_M64_XMM(fid, k0, k1):   # 3 forms: MOVLPS_M64_XMM, MOVHPS_M64_XMM, MOVNTPS_M128_XMM
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Ymm:
+            if a0.vb: return _bytes4(0xc5, k0 | a1.vr, k1, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, k0, k1, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 256):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, k1, a0.modrm | a1.reg3) + a0.tail
+            if a0.vxb == 0x60: return _bytes4(0xc5, k0 | a1.vr, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k0, k1, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_MOVLPD_XMM_M64(fid, k0, k1, k2):   # 3 forms: MOVLPD_XMM_M64, MOVHPD_XMM_M64, LDDQU_XMM_M128
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
+def shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 156 forms: EVEX_VMOVUPS_XMM_K1Z_XMMM128, EVEX_VMOVUPD_XMM_K1Z_XMMM128, EVEX_VMOVAPS_XMM_K1Z_XMMM128, …
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k1, 0x0f, k2, a1.modrm | a0.reg3) + a1.tail
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: MOVLPD_M64_XMM, MOVHPD_M64_XMM, MOVNTPD_M128_XMM, …
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
+def shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256(fid, k0, k1, k2, k3):   # 81 forms: EVEX_VMOVUPS_YMM_K1Z_YMMM256, EVEX_VMOVUPD_YMM_K1Z_YMMM256, EVEX_VMOVAPS_YMM_K1Z_YMMM256, …
+    def enc(a0, a1, *, p2=0x20, n=k0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM(fid, k0, k1, k2, k3, k4):   # 37 forms: EVEX_VMOVUPS_XMMM128_K1Z_XMM, EVEX_VMOVUPD_XMMM128_K1Z_XMM, EVEX_VMOVAPS_XMMM128_K1Z_XMM, …
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k4):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(k1, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_PREFETCHNTA_M8(fid, k0, k1):   # 5 forms: PREFETCHNTA_M8, SGDT_M1664, PREFETCH_M8, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k1, a0.modrm) + a0.tail
-            return _bytes3(0x0f, k1, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
+def shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512(fid, k0, k1, k2, k3):   # 87 forms: EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, EVEX_VMOVUPD_ZMM_K1Z_ZMMM512, EVEX_VMOVAPS_ZMM_K1Z_ZMMM512, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Zmm:
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_PREFETCHT0_M8(fid, k0, k1, k2):   # 23 forms: PREFETCHT0_M8, PREFETCHT1_M8, PREFETCHT2_M8, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k1, k2 | a0.modrm) + a0.tail
-            return _bytes3(0x0f, k1, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
+def shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM(fid, k0, k1, k2, k3):   # 16 forms: EVEX_VMOVUPS_YMMM256_K1Z_YMM, EVEX_VMOVUPD_YMMM256_K1Z_YMM, EVEX_VMOVAPS_YMMM256_K1Z_YMM, …
+    def enc(a0, a1, *, p2=0x20, n=k0):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 256):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM32, CVTSI2SD_XMM_RM32, MOVD_XMM_RM32
+def shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM(fid, k0, k1, k2, k3):   # 16 forms: EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, EVEX_VMOVUPD_ZMMM512_K1Z_ZMM, EVEX_VMOVAPS_ZMMM512_K1Z_ZMM, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Zmm:
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, k2, 0x08 | p2, k3, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 512):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, k2, 0x08 | p2, k3, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMOVD_XMM_RM32(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            if a1.vb: return _bytes4(0xc5, 0x79 | a0.vr, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0x79, 0x6e, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            if a1.vxb == 0x60: return _bytes4(0xc5, 0x79 | a0.vr, 0x6e, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0x79, 0x6e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_CVTSI2SS_XMM_RM64(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM64, CVTSI2SD_XMM_RM64, MOVQ_XMM_RM64
+def shape_VEX_VMOVD_RM32_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            if a0.vb: return _bytes4(0xc5, 0x79 | a1.vr, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, 0x79, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.vxb == 0x60: return _bytes4(0xc5, 0x79 | a1.vr, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, 0x79, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VMOVD_XMM_RM32(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_XMM_RM32, EVEX_VMOVW_XMM_R32M16
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0x7d, 0x08 | p2, 0x6e, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VMOVD_RM32_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVD_RM32_XMM, EVEX_VMOVW_R32M16_XMM
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x7e, m | a1.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMOVQ_XMM_RM64(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xf9, 0x6e, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0xf9, 0x6e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R32_XMMM32, CVTTSD2SI_R32_XMMM64, CVTSS2SI_R32_XMMM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R64_XMMM32, CVTTSD2SI_R64_XMMM64, CVTSS2SI_R64_XMMM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVMSKPS_R32_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVMSKPS_R64_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVMSKPD_R32_XMM(fid, k0):   # 2 forms: MOVMSKPD_R32_XMM, PMOVMSKB_R32_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVMSKPD_R64_XMM(fid, k0):   # 2 forms: MOVMSKPD_R64_XMM, PMOVMSKB_R64_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_PUNPCKLBW_MM_MMM32(fid, k0, k1):   # 56 forms: PUNPCKLBW_MM_MMM32, PUNPCKLWD_MM_MMM32, PUNPCKLDQ_MM_MMM32, …
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVD_RM32_XMM(fid):   # 1 form
+def shape_VEX_VMOVQ_RM64_XMM(fid):   # 1 form
     def enc(a0, a1):
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
+        if a0.__class__ is Gpr64:
+            return _bytes5(0xc4, 0x41 | a1.vr | a0.vb, 0xf9, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, 0xf9, 0x7e, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_MOVD_MM_RM32(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
+def shape_EVEX_VMOVQ_XMM_RM64(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_XMM_RM64, EVEX_VMOVW_XMM_R64M16
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x6e, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x6e, a1.modrm | a0.reg3) + a1.tail
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, 0xfd, 0x08 | p2, 0x6e, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVD_RM32_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
+def shape_EVEX_VMOVQ_RM64_XMM(fid, k0, k1, k2):   # 2 forms: EVEX_VMOVQ_RM64_XMM, EVEX_VMOVW_R64M16_XMM
+    def enc(a0, a1, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes6(0x62, k1 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, k1 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, 0x7e, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-SHAPES = (shape_VEX_VBROADCASTSS_XMM_M32, shape_VEX_VBROADCASTSS_YMM_M32, shape_VEX_VBROADCASTSS_XMM_XMM, shape_VEX_VBROADCASTSS_YMM_XMM, shape_VEX_VADDPS_XMM_XMM_XMMM128, shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_VEX_VROUNDPS_XMM_XMMM128_IMM8, shape_VEX_VROUNDPS_YMM_YMMM256_IMM8, shape_MOVUPS_XMM_XMMM128, shape_MOVUPS_XMMM128_XMM, shape_MOVUPD_XMM_XMMM128, shape_MOVUPD_XMMM128_XMM, shape_MOVHLPS_XMM_XMM, shape_MOVLPS_XMM_M64, shape_MOVLPS_M64_XMM, shape_MOVLPD_XMM_M64, shape_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_MOVD_RM32_MM, )
+def shape_VEX_VPMOVZXBW_XMM_XMMM64(fid, k0, k1, k2, k3, k4, k5):   # 45 forms: VEX_VPMOVZXBW_XMM_XMMM64, VEX_VPMOVZXBD_XMM_XMMM32, VEX_VPMOVZXBQ_XMM_XMMM16, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, k5 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VPMOVZXBW_YMM_XMMM128(fid, k0, k1):   # 17 forms: VEX_VPMOVZXBW_YMM_XMMM128, VEX_VPMOVZXBD_YMM_XMMM64, VEX_VPMOVZXBQ_YMM_XMMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7d, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x7d, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 41 forms: EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, EVEX_VPMOVZXBD_YMM_K1Z_XMMM64, EVEX_VPMOVZXBQ_YMM_K1Z_XMMM32, …
+    def enc(a0, a1, *, p2=0x20, n=k0):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256(fid, k0, k1, k2):   # 22 forms: EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, EVEX_VPMOVZXWD_ZMM_K1Z_YMMM256, EVEX_VPMOVZXDQ_ZMM_K1Z_YMMM256, …
+    def enc(a0, a1, *, p2=0x40, n=32):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128(fid, k0, k1, k2, k3, k4):   # 19 forms: EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, EVEX_VPMOVZXBQ_ZMM_K1Z_XMMM64, EVEX_VPMOVZXWQ_ZMM_K1Z_XMMM128, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VCVTDQ2PD_YMM_XMMM128(fid, k0, k1):   # 2 forms: VEX_VCVTDQ2PD_YMM_XMMM128, VEX_VCVTPS2PD_YMM_XMMM128
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VCVTTPD2DQ_XMM_YMMM256(fid, k0, k1):   # 3 forms: VEX_VCVTTPD2DQ_XMM_YMMM256, VEX_VCVTPD2PS_XMM_YMMM256, VEX_VCVTPD2DQ_XMM_YMMM256
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE(fid, k0, k1, k2):   # 17 forms: EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, EVEX_VCVTPD2PS_YMM_K1Z_ZMMM512B64_ER, EVEX_VCVTPD2DQ_YMM_K1Z_ZMMM512B64_ER, …
+    def enc(a0, a1, *, p2=0x40, n=64):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64(fid, k0, k1, k2):   # 20 forms: EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2PS_XMM_K1Z_YMMM256B64, EVEX_VCVTPD2DQ_XMM_K1Z_YMMM256B64, …
+    def enc(a0, a1, *, p2=0x20, n=32):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VMOVSS_XMM_XMM_XMM_0F11, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM, shape_EVEX_VMOVSS_XMM_K1Z_M32, shape_EVEX_VMOVSS_XMM_K1Z_XMM_XMM_0F11, shape_EVEX_VMOVSS_M32_K1_XMM, shape_VEX_VMOVUPS_XMM_XMMM128, shape_VEX_VMOVUPS_YMM_YMMM256, shape_VEX_VMOVUPS_XMMM128_XMM, shape_VEX_VMOVUPS_YMMM256_YMM, shape_EVEX_VMOVUPS_XMM_K1Z_XMMM128, shape_EVEX_VMOVUPS_YMM_K1Z_YMMM256, shape_EVEX_VMOVUPS_XMMM128_K1Z_XMM, shape_EVEX_VMOVUPS_ZMM_K1Z_ZMMM512, shape_EVEX_VMOVUPS_YMMM256_K1Z_YMM, shape_EVEX_VMOVUPS_ZMMM512_K1Z_ZMM, shape_VEX_VMOVD_XMM_RM32, shape_VEX_VMOVD_RM32_XMM, shape_EVEX_VMOVD_XMM_RM32, shape_EVEX_VMOVD_RM32_XMM, shape_VEX_VMOVQ_XMM_RM64, shape_VEX_VMOVQ_RM64_XMM, shape_EVEX_VMOVQ_XMM_RM64, shape_EVEX_VMOVQ_RM64_XMM, shape_VEX_VPMOVZXBW_XMM_XMMM64, shape_VEX_VPMOVZXBW_YMM_XMMM128, shape_EVEX_VPMOVZXBW_YMM_K1Z_XMMM128, shape_EVEX_VPMOVZXBW_ZMM_K1Z_YMMM256, shape_EVEX_VPMOVZXBD_ZMM_K1Z_XMMM128, shape_VEX_VCVTDQ2PD_YMM_XMMM128, shape_VEX_VCVTTPD2DQ_XMM_YMMM256, shape_EVEX_VCVTTPD2DQ_YMM_K1Z_ZMMM512B64_SAE, shape_EVEX_VCVTTPD2DQ_XMM_K1Z_YMMM256B64, )

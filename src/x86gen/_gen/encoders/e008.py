@@ -3,481 +3,505 @@
 """Encoders, one function per shape: shapes 256-287 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _high8_error, _implicit_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
 from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8, Mmx, Xmm
-R_rdi = REGISTERS['rdi']
-R_rsi = REGISTERS['rsi']
+from ...registers import Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_MOVQ_RM64_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOVQ_MM_RM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x6e, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, 0x6e, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVQ_RM64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOVQ_MMM64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mmx:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7f, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x7f, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7f, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0x7f, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_PSHUFD_XMM_XMMM128_IMM8(fid, k0, k1, k2):   # 7 forms: PSHUFD_XMM_XMMM128_IMM8, PSHUFHW_XMM_XMMM128_IMM8, PSHUFLW_XMM_XMMM128_IMM8, …
+def shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes5(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k2):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PSRLW_XMM_IMM8(fid, k0, k1):   # 10 forms: PSRLW_XMM_IMM8, PSRAW_XMM_IMM8, PSLLW_XMM_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
         if a0.__class__ is Xmm:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
-            return _bytes5(0x66, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_PSRLW_MM_IMM8(fid, k0, k1):   # 8 forms: PSRLW_MM_IMM8, PSRAW_MM_IMM8, PSLLW_MM_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Mmx:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x0f, k0, k1 | a0.lo, a1 & 0xFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_CMPPS_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: CMPPS_XMM_XMMM128_IMM8, SHUFPS_XMM_XMMM128_IMM8
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x0f, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0x79, 0x1d, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0x79, 0x1d, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_CMPSD_M32_M32(fid, k0, k1):   # 4 forms: CMPSD_M32_M32, CMPSB_M8_M8, CMPSW_M16_M16, …
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rsi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_MOVNTI_M32_R32(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOVNTI_M64_R64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MASKMOVDQU_RDI_XMM_XMM(fid):   # 1 form
+def shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8(fid, k0):   # 3 forms: VEX_VCVTPS2PH_XMMM128_YMM_IMM8, VEX_VEXTRACTF128_XMMM128_YMM_IMM8, VEX_VEXTRACTI128_XMMM128_YMM_IMM8
     def enc(a0, a1, a2):
-        if a0.__class__ is not Mem or a0.size not in (0, 128): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Xmm:
+            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0x7d, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 128):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0x7d, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE(fid, k0, k1):   # 5 forms: EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, EVEX_VEXTRACTF64X4_YMMM256_K1Z_ZMM_IMM8, EVEX_VEXTRACTI64X4_YMMM256_K1Z_ZMM_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x40, n=32):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 256):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2, *, p2=0x40, n=32):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2, *, p2=0x0, n=8):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, 0x1d, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, 0x1d, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2, *, p2=0x0, n=8):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8(fid, k0, k1):   # 5 forms: EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, EVEX_VEXTRACTF32X4_XMMM128_K1Z_YMM_IMM8, EVEX_VEXTRACTI32X4_XMMM128_K1Z_YMM_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x20, n=16):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 128):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2, *, p2=0x20, n=16):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32(fid, k0, k1, k2):   # 93 forms: VEX_VCVTSS2SD_XMM_XMM_XMMM32, VEX_VCVTSD2SS_XMM_XMM_XMMM64, VEX_VPCMPEQB_XMM_XMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Xmm:
-            rex = a1.rex_r | a2.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
-            return _bytes4(0x66, 0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k2):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_MASKMOVQ_RDI_MM_MM(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if a0.__class__ is not Mem or a0.size not in (0, 64): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Mmx:
-            rex = a1.rex_r | a2.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
-            return _bytes3(0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+def shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 339 forms: EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, EVEX_VCVTSD2SS_XMM_K1Z_XMM_XMMM64_ER, EVEX_VADDSS_XMM_K1Z_XMM_XMMM32_ER, …
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k4):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_PINSRW_XMM_R32M16_IMM8(fid):   # 1 form
+def shape_VEX_VCVTSI2SS_XMM_XMM_RM32(fid, k0):   # 2 forms: VEX_VCVTSI2SS_XMM_XMM_RM32, VEX_VCVTSI2SD_XMM_XMM_RM32
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes5(0x66, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes4(0x66, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Gpr32:
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x2a, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x2a, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 32):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, 0x2a, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, 0x2a, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-def shape_PINSRW_XMM_R64M16_IMM8(fid):   # 1 form
+def shape_VEX_VCVTSI2SS_XMM_XMM_RM64(fid, k0):   # 2 forms: VEX_VCVTSI2SS_XMM_XMM_RM64, VEX_VCVTSI2SD_XMM_XMM_RM64
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x66, 0x48 | a0.rex_r | a1.rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PINSRW_MM_R32M16_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PINSRW_MM_R64M16_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PEXTRW_R32_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes5(0x66, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PEXTRW_R64_XMM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PEXTRW_R32M16_XMM_IMM8(fid, k0, k1):   # 4 forms: PEXTRW_R32M16_XMM_IMM8, PEXTRB_R32M8_XMM_IMM8, PEXTRD_RM32_XMM_IMM8, …
-    def enc(a0, a1, a2):
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k1):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-            return _bytes5(0x66, 0x0f, 0x3a, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+        if a2.__class__ is Gpr64:
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, 0x2a, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 64):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, 0x2a, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-def shape_PEXTRW_R64M16_XMM_IMM8(fid, k0, k1):   # 4 forms: PEXTRW_R64M16_XMM_IMM8, PEXTRB_R64M8_XMM_IMM8, PEXTRQ_RM64_XMM_IMM8, …
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr64:
-            return _bytes7(0x66, 0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x3a, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, k1):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes6(0x66, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x3a, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+def shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER(fid, k0, k1, k2):   # 6 forms: EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, EVEX_VCVTSI2SD_XMM_XMM_RM32_ER, EVEX_VCVTSI2SH_XMM_XMM_RM32_ER, …
+    def enc(a0, a1, a2, *, p2=0x0, n=4):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Gpr32:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 32):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-def shape_PEXTRW_R32_MM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+def shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER(fid, k0, k1, k2):   # 6 forms: EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, EVEX_VCVTSI2SD_XMM_XMM_RM64_ER, EVEX_VCVTSI2SH_XMM_XMM_RM64_ER, …
+    def enc(a0, a1, a2, *, p2=0x0, n=8):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Gpr64:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 64):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-def shape_PEXTRW_R64_MM_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            return _bytes5(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PMOVMSKB_R32_MM(fid):   # 1 form
+def shape_VEX_VCVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: VEX_VCVTTSS2SI_R32_XMMM32, VEX_VCVTTSD2SI_R32_XMMM64, VEX_VCVTSS2SI_R32_XMMM32, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_PMOVMSKB_R64_MM(fid):   # 1 form
+def shape_VEX_VCVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: VEX_VCVTTSS2SI_R64_XMMM32, VEX_VCVTTSD2SI_R64_XMMM64, VEX_VCVTSS2SI_R64_XMMM32, …
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_PSHUFB_XMM_XMMM128(fid, k0, k1):   # 51 forms: PSHUFB_XMM_XMMM128, PHADDW_XMM_XMMM128, PHADDD_XMM_XMMM128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0x66, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_PSHUFB_MM_MMM64(fid, k0):   # 15 forms: PSHUFB_MM_MMM64, PHADDW_MM_MMM64, PHADDD_MM_MMM64, …
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVNTDQA_XMM_M128(fid, k0, k1, k2):   # 5 forms: MOVNTDQA_XMM_M128, AESENC128KL_XMM_M384, AESDEC128KL_XMM_M384, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k1, 0x40 | rex, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k1, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_SHA1NEXTE_XMM_XMMM128(fid, k0):   # 6 forms: SHA1NEXTE_XMM_XMMM128, SHA1MSG1_XMM_XMMM128, SHA1MSG2_XMM_XMMM128, …
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CRC32_R32_RM8(fid):   # 1 form
-    def enc(a0, a1):
+def shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 16 forms: EVEX_VCVTTSS2SI_R32_XMMM32_SAE, EVEX_VCVTTSD2SI_R32_XMMM64_SAE, EVEX_VCVTSS2SI_R32_XMMM32_ER, …
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes6(0xf2, 0x40 | rex, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xf2, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0xf2, 0x40 | rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xf2, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_CRC32_R64_RM8(fid):   # 1 form
-    def enc(a0, a1):
+def shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE(fid, k0, k1, k2, k3, k4):   # 16 forms: EVEX_VCVTTSS2SI_R64_XMMM32_SAE, EVEX_VCVTTSD2SI_R64_XMMM64_SAE, EVEX_VCVTSS2SI_R64_XMMM32_ER, …
+    def enc(a0, a1, *, p2=0x0, n=k0):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr8:
-            rex = 0x48 | a0.rex_r | a1.rex_b | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
-            return _bytes6(0xf2, rex, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 8):
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes6(0x62, k1 | a0.evr | a1.evxb, k2, 0x08 | p2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k4):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes6(0xf2, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a1.vxb, k2, 0x08 | p2, k3, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_CRC32_R32_RM16(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0x66, 0xf2, 0x40 | rex, 0x0f, 0x38, 0xf1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes6(0x66, 0xf2, 0x0f, 0x38, 0xf1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes7(0x66, 0xf2, 0x40 | rex, 0x0f, 0x38, 0xf1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes6(0x66, 0xf2, 0x0f, 0x38, 0xf1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 4 forms: VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, VEX_VCMPSD_XMM_XMM_XMMM64_IMM8, VEX_VCMPPD_XMM_XMM_XMMM128_IMM8, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes5(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k2):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE(fid, k0, k1, k2, k3, k4):   # 15 forms: EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, EVEX_VCMPSD_KR_K1_XMM_XMMM64_IMM8_SAE, EVEX_VCMPPS_KR_K1_XMM_XMMM128B32_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k4):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, VEX_VSHUFPS_XMM_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes5(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 4 forms: VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, VEX_VCMPPD_YMM_YMM_YMMM256_IMM8, VEX_VSHUFPS_YMM_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Ymm:
+            if a2.vb: return _bytes5(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, EVEX_VCMPPD_KR_K1_ZMM_ZMMM512B64_IMM8_SAE, EVEX_VPCMPUB_KR_K1_ZMM_ZMMM512_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Zmm:
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 12 forms: EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, EVEX_VCMPPD_KR_K1_YMM_YMMM256B64_IMM8, EVEX_VPCMPUB_KR_K1_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPCMPEQB_YMM_YMM_YMMM256(fid, k0, k1):   # 79 forms: VEX_VPCMPEQB_YMM_YMM_YMMM256, VEX_VPCMPEQW_YMM_YMM_YMMM256, VEX_VPCMPEQD_YMM_YMM_YMMM256, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Ymm:
+            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-SHAPES = (shape_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_MASKMOVDQU_RDI_XMM_XMM, shape_MASKMOVQ_RDI_MM_MM, shape_PINSRW_XMM_R32M16_IMM8, shape_PINSRW_XMM_R64M16_IMM8, shape_PINSRW_MM_R32M16_IMM8, shape_PINSRW_MM_R64M16_IMM8, shape_PEXTRW_R32_XMM_IMM8, shape_PEXTRW_R64_XMM_IMM8, shape_PEXTRW_R32M16_XMM_IMM8, shape_PEXTRW_R64M16_XMM_IMM8, shape_PEXTRW_R32_MM_IMM8, shape_PEXTRW_R64_MM_IMM8, shape_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, )
+def shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, EVEX_VPCMPEQW_KR_K1_XMM_XMMM128, EVEX_VPCMPEQD_KR_K1_XMM_XMMM128B32, …
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, EVEX_VPCMPEQW_KR_K1_YMM_YMMM256, EVEX_VPCMPEQD_KR_K1_YMM_YMMM256B32, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512(fid, k0, k1, k2):   # 17 forms: EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQW_KR_K1_ZMM_ZMMM512, EVEX_VPCMPEQD_KR_K1_ZMM_ZMMM512B32, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 126 forms: VEX_VPCMPEQQ_XMM_XMM_XMMM128, VEX_VPCMPGTQ_XMM_XMM_XMMM128, VEX_VPMULLD_XMM_XMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            return _bytes5(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, k4):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(k0, k5 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256(fid, k0, k1):   # 95 forms: VEX_VPCMPEQQ_YMM_YMM_YMMM256, VEX_VPCMPGTQ_YMM_YMM_YMMM256, VEX_VPMULLD_YMM_YMM_YMMM256, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Ymm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM(fid, k0, k1):   # 23 forms: VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPS_XMM_XMM_XMMM128_XMM, VEX_VBLENDVPD_XMM_XMM_XMMM128_XMM, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if a2.__class__ is Xmm:
+            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
+        if a2.__class__ is Mem and a2.size in (0, k1):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    return enc, None
+
+
+def shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM(fid, k0, k1, k2, k3, k4):   # 16 forms: VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPS_YMM_YMM_YMMM256_YMM, VEX_VBLENDVPD_YMM_YMM_YMMM256_YMM, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if a2.__class__ is Ymm:
+            return _bytes6(k0, k1 | a0.vr | a2.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a2.lo, a3.is4)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(k0, k4 | a0.vr | a2.vxb, k2 | a1.vv, k3, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, EVEX_VSHUFPD_ZMM_K1Z_ZMM_ZMMM512B64_IMM8, EVEX_VPALIGNR_ZMM_K1Z_ZMM_ZMMM512_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Zmm:
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x40, n=64):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8(fid, k0, k1, k2, k3, k4):   # 43 forms: EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, EVEX_VSHUFPD_XMM_K1Z_XMM_XMMM128B64_IMM8, EVEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, k2 | a1.vv, a1.evv | p2, k3, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k4):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, k2 | a1.vv, a1.evv | p2, k3, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8(fid, k0, k1, k2):   # 30 forms: EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, EVEX_VSHUFPD_YMM_K1Z_YMM_YMMM256B64_IMM8, EVEX_VPALIGNR_YMM_K1Z_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2, a3, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes7(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x20, n=32):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+SHAPES = (shape_VEX_VCVTPS2PH_XMMM64_XMM_IMM8, shape_VEX_VCVTPS2PH_XMMM128_YMM_IMM8, shape_EVEX_VCVTPS2PH_YMMM256_K1Z_ZMM_IMM8_SAE, shape_EVEX_VCVTPS2PH_XMMM64_K1Z_XMM_IMM8, shape_EVEX_VCVTPS2PH_XMMM128_K1Z_YMM_IMM8, shape_VEX_VCVTSS2SD_XMM_XMM_XMMM32, shape_EVEX_VCVTSS2SD_XMM_K1Z_XMM_XMMM32_SAE, shape_VEX_VCVTSI2SS_XMM_XMM_RM32, shape_VEX_VCVTSI2SS_XMM_XMM_RM64, shape_EVEX_VCVTSI2SS_XMM_XMM_RM32_ER, shape_EVEX_VCVTSI2SS_XMM_XMM_RM64_ER, shape_VEX_VCVTTSS2SI_R32_XMMM32, shape_VEX_VCVTTSS2SI_R64_XMMM32, shape_EVEX_VCVTTSS2SI_R32_XMMM32_SAE, shape_EVEX_VCVTTSS2SI_R64_XMMM32_SAE, shape_VEX_VCMPSS_XMM_XMM_XMMM32_IMM8, shape_EVEX_VCMPSS_KR_K1_XMM_XMMM32_IMM8_SAE, shape_VEX_VCMPPS_XMM_XMM_XMMM128_IMM8, shape_VEX_VCMPPS_YMM_YMM_YMMM256_IMM8, shape_EVEX_VCMPPS_KR_K1_ZMM_ZMMM512B32_IMM8_SAE, shape_EVEX_VCMPPS_KR_K1_YMM_YMMM256B32_IMM8, shape_VEX_VPCMPEQB_YMM_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_XMM_XMMM128, shape_EVEX_VPCMPEQB_KR_K1_YMM_YMMM256, shape_EVEX_VPCMPEQB_KR_K1_ZMM_ZMMM512, shape_VEX_VPCMPEQQ_XMM_XMM_XMMM128, shape_VEX_VPCMPEQQ_YMM_YMM_YMMM256, shape_VEX_VPBLENDVB_XMM_XMM_XMMM128_XMM, shape_VEX_VPBLENDVB_YMM_YMM_YMMM256_YMM, shape_EVEX_VSHUFPS_ZMM_K1Z_ZMM_ZMMM512B32_IMM8, shape_EVEX_VSHUFPS_XMM_K1Z_XMM_XMMM128B32_IMM8, shape_EVEX_VSHUFPS_YMM_K1Z_YMM_YMMM256B32_IMM8, )

@@ -3,385 +3,448 @@
 """Encoders, one function per shape: shapes 288-319 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _ip16_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _operand_error, _range_error
 from ...memory import Mem
-from ...registers import REGISTERS, Gpr32, Gpr64, Mmx, Xmm
-R_al = REGISTERS['al']
-R_ax = REGISTERS['ax']
-R_dx = REGISTERS['dx']
-R_eax = REGISTERS['eax']
-R_rdi = REGISTERS['rdi']
-R_rsi = REGISTERS['rsi']
+from ...registers import Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
 
 
-def shape_CRC32_R32_RM32(fid, k0, k1):   # 3 forms: CRC32_R32_RM32, ADCX_R32_RM32, ADOX_R32_RM32
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+def shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8(fid, k0, k1, k2):   # 15 forms: VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, VEX_VROUNDSS_XMM_XMM_XMMM32_IMM8, VEX_VROUNDSD_XMM_XMM_XMMM64_IMM8, …
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Xmm:
+            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k2):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPSRLDQ_XMM_XMM_IMM8(fid, k0, k1):   # 10 forms: VEX_VPSRLDQ_XMM_XMM_IMM8, VEX_VPSLLDQ_XMM_XMM_IMM8, VEX_VPSRLW_XMM_XMM_IMM8, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes5(0xc5, 0x81 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0xc1 | a1.vb, 0x01 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPSRLDQ_YMM_YMM_IMM8(fid, k0, k1):   # 10 forms: VEX_VPSRLDQ_YMM_YMM_IMM8, VEX_VPSLLDQ_YMM_YMM_IMM8, VEX_VPSRLW_YMM_YMM_IMM8, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes5(0xc5, 0x85 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0xc1 | a1.vb, 0x05 | a0.vv, k0, k1 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_XMM_XMMM128_IMM8, EVEX_VPSLLDQ_XMM_XMMM128_IMM8, EVEX_VPSRLW_XMM_K1Z_XMMM128_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x0, n=16):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_YMM_YMMM256_IMM8, EVEX_VPSLLDQ_YMM_YMMM256_IMM8, EVEX_VPSRLW_YMM_K1Z_YMMM256_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x20, n=32):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8(fid, k0, k1, k2, k3):   # 13 forms: EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, EVEX_VPSLLDQ_ZMM_ZMMM512_IMM8, EVEX_VPSRLW_ZMM_K1Z_ZMMM512_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Zmm:
+            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, k1, k2 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 512):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, k1, k3 | m) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x40, n=64):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPEXTRB_R32M8_XMM_IMM8(fid, k0, k1):   # 4 forms: VEX_VPEXTRB_R32M8_XMM_IMM8, VEX_VPEXTRW_R32M16_XMM_IMM8, VEX_VPEXTRD_RM32_XMM_IMM8, …
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr32:
+            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0x79, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0x79, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPEXTRB_R64M8_XMM_IMM8(fid, k0, k1):   # 4 forms: VEX_VPEXTRB_R64M8_XMM_IMM8, VEX_VPEXTRW_R64M16_XMM_IMM8, VEX_VPEXTRQ_RM64_XMM_IMM8, …
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr64:
+            return _bytes6(0xc4, 0x43 | a1.vr | a0.vb, 0xf9, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a1.vr | a0.vxb, 0xf9, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPEXTRB_R32M8_XMM_IMM8(fid, k0, k1, k2):   # 4 forms: EVEX_VPEXTRB_R32M8_XMM_IMM8, EVEX_VPEXTRW_R32M16_XMM_IMM8, EVEX_VPEXTRD_RM32_XMM_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr32:
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0x7d, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0x7d, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2, *, p2=0x0, n=k0):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPEXTRB_R64M8_XMM_IMM8(fid, k0, k1, k2):   # 4 forms: EVEX_VPEXTRB_R64M8_XMM_IMM8, EVEX_VPEXTRW_R64M16_XMM_IMM8, EVEX_VPEXTRQ_RM64_XMM_IMM8, …
+    def enc(a0, a1, a2, *, p2=0x0, n=k0):
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr64:
+            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, 0xfd, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a0.disp8n(n)
+            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, 0xfd, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2, *, p2=0x0, n=k0):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPEXTRW_R32_XMM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes5(0xc5, 0x79 | a0.vr, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, 0x79, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPEXTRW_R64_XMM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, 0xf9, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPEXTRW_R32_XMM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2, *, p2=0x0):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x0):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPEXTRW_R64_XMM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2, *, p2=0x0):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
+            return _bytes7(0x62, 0x01 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2, *, p2=0x0):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8(fid, k0, k1):   # 2 forms: VEX_VPINSRB_XMM_XMM_R32M8_IMM8, VEX_VPINSRD_XMM_XMM_RM32_IMM8
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr32:
+            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k1):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: VEX_VPINSRB_XMM_XMM_R64M8_IMM8, VEX_VPINSRW_XMM_XMM_R64M16_IMM8, VEX_VPINSRQ_XMM_XMM_RM64_IMM8
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr64:
+            return _bytes6(0xc4, k0 | a0.vr | a2.vb, 0x81 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k2):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            return _bytes5(0xc4, k3 | a0.vr | a2.vxb, 0x81 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, EVEX_VPINSRW_XMM_XMM_R32M16_IMM8, EVEX_VPINSRD_XMM_XMM_RM32_IMM8
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr32:
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x05 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k3):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x05 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8(fid, k0, k1, k2, k3):   # 3 forms: EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, EVEX_VPINSRW_XMM_XMM_R64M16_IMM8, EVEX_VPINSRQ_XMM_XMM_RM64_IMM8
+    def enc(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr64:
+            return _bytes7(0x62, k1 | a0.evr | a2.evxb, 0x85 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, k3):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k1 | a0.evr | a2.vxb, 0x85 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3, *, p2=0x0, n=k0):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2, a3):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
+        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
+        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+        if a2.__class__ is Gpr32:
+            if a2.vb: return _bytes5(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a2.vb, 0x01 | a1.vv, 0xc4, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+        if a2.__class__ is Mem and a2.size in (0, 16):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, 0x01 | a0.vr | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x01 | a1.vv, 0xc4, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
+    def fits(a0, a1, a2, a3):
+        return (a3.__class__ is int and (-128 <= a3 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPBROADCASTB_XMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_XMM_K1Z_R32, EVEX_VPBROADCASTW_XMM_K1Z_R32, EVEX_VPBROADCASTD_XMM_K1Z_R32
+    def enc(a0, a1, *, p2=0x0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(k0, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k0, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_CRC32_R64_RM64(fid, k0, k1):   # 3 forms: CRC32_R64_RM64, ADCX_R64_RM64, ADOX_R64_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes6(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes6(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
+def shape_EVEX_VPBROADCASTB_YMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_YMM_K1Z_R32, EVEX_VPBROADCASTW_YMM_K1Z_R32, EVEX_VPBROADCASTD_YMM_K1Z_R32
+    def enc(a0, a1, *, p2=0x20):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_ROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1):   # 20 forms: ROUNDPS_XMM_XMMM128_IMM8, ROUNDPD_XMM_XMMM128_IMM8, ROUNDSS_XMM_XMMM32_IMM8, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes5(0x66, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PALIGNR_MM_MMM64_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x40 | rex, 0x0f, 0x3a, 0x0f, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes5(0x0f, 0x3a, 0x0f, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x3a, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes4(0x0f, 0x3a, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_PINSRB_XMM_R32M8_IMM8(fid, k0, k1):   # 2 forms: PINSRB_XMM_R32M8_IMM8, PINSRD_XMM_RM32_IMM8
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+def shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32(fid, k0):   # 3 forms: EVEX_VPBROADCASTB_ZMM_K1Z_R32, EVEX_VPBROADCASTW_ZMM_K1Z_R32, EVEX_VPBROADCASTD_ZMM_K1Z_R32
+    def enc(a0, a1, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes5(0x66, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0x7d, 0x08 | p2, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
-def shape_PINSRB_XMM_R64M8_IMM8(fid, k0, k1):   # 2 forms: PINSRB_XMM_R64M8_IMM8, PINSRQ_XMM_RM64_IMM8
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+def shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64(fid):   # 1 form
+    def enc(a0, a1, *, p2=0x40):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes7(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
-def shape_PCMPESTRI64_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: PCMPESTRI64_XMM_XMMM128_IMM8, PCMPESTRM64_XMM_XMMM128_IMM8
+def shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64(fid):   # 1 form
+    def enc(a0, a1, *, p2=0x0):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64(fid):   # 1 form
+    def enc(a0, a1, *, p2=0x20):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, 0xfd, 0x08 | p2, 0x7c, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_XMM_M32(fid, k0, k1, k2):   # 8 forms: VEX_VBROADCASTSS_XMM_M32, VEX_VMOVNTDQA_XMM_M128, VEX_VCVTNEOPH2PS_XMM_M128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_YMM_M32(fid, k0, k1, k2):   # 11 forms: VEX_VBROADCASTSS_YMM_M32, VEX_VBROADCASTSD_YMM_M64, VEX_VBROADCASTF128_YMM_M128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_XMM_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x79, 0x18, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VBROADCASTSS_YMM_XMM(fid, k0, k1):   # 3 forms: VEX_VBROADCASTSS_YMM_XMM, VEX_VBROADCASTSD_YMM_XMM, VEX_VSHA512MSG1_YMM_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VADDPS_XMM_XMM_XMMM128(fid, k0):   # 12 forms: VEX_VADDPS_XMM_XMM_XMMM128, VEX_VSUBPS_XMM_XMM_XMMM128, VEX_VMULPS_XMM_XMM_XMMM128, …
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            return _bytes7(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_SHA1RNDS4_XMM_XMMM128_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x40 | rex, 0x0f, 0x3a, 0xcc, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes5(0x0f, 0x3a, 0xcc, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x3a, 0xcc, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes4(0x0f, 0x3a, 0xcc, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_INT_IMM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes2(0xcd, a0 & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_LOOPNE_REL8_64_ECX(fid, k0):   # 4 forms: LOOPNE_REL8_64_ECX, LOOPE_REL8_64_ECX, LOOP_REL8_64_ECX, …
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        d = a0 - ip - 3
-        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
-        return _bytes3(0x67, k0, d & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (-128 <= (a0 - ip - 3) <= 127))
-    return enc, fits
-
-
-def shape_LOOPNE_REL8_16_ECX(fid, k0):   # 4 forms: LOOPNE_REL8_16_ECX, LOOPE_REL8_16_ECX, LOOP_REL8_16_ECX, …
-    def enc(a0, ip=0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
-        d = (((a0 - ip - 4 + 0x8000) & 0xFFFF) - 0x8000)
-        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
-        return _bytes4(0x66, 0x67, k0, d & 0xFF)
-    def fits(a0, ip=0):
-        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF) and (-128 <= (((a0 - ip - 4 + 0x8000) & 0xFFFF) - 0x8000) <= 127))
-    return enc, fits
-
-
-def shape_IN_AX_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes3(0x66, 0xe5, a1 & 0xFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_IN_EAX_IMM8(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes2(0xe5, a1 & 0xFF)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_IN_AL_DX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xec'
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_IN_AX_DX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'f\xed'
+def shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, EVEX_VADDPD_YMM_K1Z_YMM_YMMM256B64, EVEX_VSUBPS_YMM_K1Z_YMM_YMMM256B32, …
+    def enc(a0, a1, a2, *, p2=0x20, n=32):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 256):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_IN_EAX_DX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xed'
+def shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1, k2):   # 251 forms: EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VADDPD_ZMM_K1Z_ZMM_ZMMM512B64_ER, EVEX_VSUBPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
+    def enc(a0, a1, a2, *, p2=0x40, n=64):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Zmm:
+            return _bytes6(0x62, k0 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 512):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, k0 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_OUT_IMM8_AL(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
-        return _bytes2(0xe6, a0 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_OUT_IMM8_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return _bytes3(0x66, 0xe7, a0 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_OUT_IMM8_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return _bytes2(0xe7, a0 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_OUT_DX_AL(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xee'
-    return enc, None
-
-
-def shape_OUT_DX_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'f\xef'
-    return enc, None
-
-
-def shape_OUT_DX_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xef'
-    return enc, None
-
-
-def shape_MOVSB_M8_M8(fid, k0, k1):   # 4 forms: MOVSB_M8_M8, MOVSD_M32_M32, MOVSW_M16_M16, …
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_SCASB_AL_M8(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xae'
-    return enc, None
-
-
-def shape_LODSB_AL_M8(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xac'
-    return enc, None
-
-
-def shape_STOSB_M8_AL(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xaa'
-    return enc, None
-
-
-def shape_INSB_M8_DX(fid, k0, k1):   # 3 forms: INSB_M8_DX, INSW_M16_DX, INSD_M32_DX
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_OUTSB_DX_M8(fid, k0, k1):   # 3 forms: OUTSB_DX_M8, OUTSW_DX_M16, OUTSD_DX_M32
-    k1 = bytes(k1)
-    def enc(a0, a1):
-        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return k1
-    return enc, None
-
-
-def shape_SCASW_AX_M16(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'f\xaf'
-    return enc, None
-
-
-def shape_LODSW_AX_M16(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'f\xad'
-    return enc, None
-
-
-def shape_STOSW_M16_AX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'f\xab'
-    return enc, None
-
-
-def shape_SCASD_EAX_M32(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xaf'
-    return enc, None
-
-
-SHAPES = (shape_CRC32_R32_RM32, shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, )
+SHAPES = (shape_VEX_VINSERTPS_XMM_XMM_XMMM32_IMM8, shape_VEX_VPSRLDQ_XMM_XMM_IMM8, shape_VEX_VPSRLDQ_YMM_YMM_IMM8, shape_EVEX_VPSRLDQ_XMM_XMMM128_IMM8, shape_EVEX_VPSRLDQ_YMM_YMMM256_IMM8, shape_EVEX_VPSRLDQ_ZMM_ZMMM512_IMM8, shape_VEX_VPEXTRB_R32M8_XMM_IMM8, shape_VEX_VPEXTRB_R64M8_XMM_IMM8, shape_EVEX_VPEXTRB_R32M8_XMM_IMM8, shape_EVEX_VPEXTRB_R64M8_XMM_IMM8, shape_VEX_VPEXTRW_R32_XMM_IMM8, shape_VEX_VPEXTRW_R64_XMM_IMM8, shape_EVEX_VPEXTRW_R32_XMM_IMM8, shape_EVEX_VPEXTRW_R64_XMM_IMM8, shape_VEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_VEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R32M8_IMM8, shape_EVEX_VPINSRB_XMM_XMM_R64M8_IMM8, shape_VEX_VPINSRW_XMM_XMM_R32M16_IMM8, shape_EVEX_VPBROADCASTB_XMM_K1Z_R32, shape_EVEX_VPBROADCASTB_YMM_K1Z_R32, shape_EVEX_VPBROADCASTB_ZMM_K1Z_R32, shape_EVEX_VPBROADCASTQ_ZMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_XMM_K1Z_R64, shape_EVEX_VPBROADCASTQ_YMM_K1Z_R64, shape_VEX_VBROADCASTSS_XMM_M32, shape_VEX_VBROADCASTSS_YMM_M32, shape_VEX_VBROADCASTSS_XMM_XMM, shape_VEX_VBROADCASTSS_YMM_XMM, shape_VEX_VADDPS_XMM_XMM_XMMM128, shape_EVEX_VADDPS_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VADDPS_ZMM_K1Z_ZMM_ZMMM512B32_ER, )

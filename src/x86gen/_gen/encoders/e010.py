@@ -3,179 +3,51 @@
 """Encoders, one function per shape: shapes 320-351 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _implicit_error, _label_error, _le32, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, Gpr8
-R_cl = REGISTERS['cl']
-R_eax = REGISTERS['eax']
-R_rax = REGISTERS['rax']
-R_rbx = REGISTERS['rbx']
-R_rdi = REGISTERS['rdi']
-R_rsi = REGISTERS['rsi']
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import Gpr32, Gpr32X, Gpr64, Gpr64X, Xmm, Ymm
 
 
-def shape_LODSD_EAX_M32(fid):   # 1 form
+def shape_VEX_VROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1, k2, k3, k4):   # 15 forms: VEX_VROUNDPS_XMM_XMMM128_IMM8, VEX_VROUNDPD_XMM_XMMM128_IMM8, VEX_VPERMILPS_XMM_XMMM128_IMM8, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes6(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VROUNDPS_YMM_YMMM256_IMM8(fid, k0, k1):   # 6 forms: VEX_VROUNDPS_YMM_YMMM256_IMM8, VEX_VROUNDPD_YMM_YMMM256_IMM8, VEX_VPERMILPS_YMM_YMMM256_IMM8, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Ymm:
+            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_MOVUPS_XMM_XMMM128(fid, k0, k1):   # 21 forms: MOVUPS_XMM_XMMM128, UNPCKLPS_XMM_XMMM128, UNPCKHPS_XMM_XMMM128, …
     def enc(a0, a1):
-        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'\xad'
-    return enc, None
-
-
-def shape_STOSD_M32_EAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'\xab'
-    return enc, None
-
-
-def shape_SCASQ_RAX_M64(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'H\xaf'
-    return enc, None
-
-
-def shape_LODSQ_RAX_M64(fid):   # 1 form
-    def enc(a0, a1):
-        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
-        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
-        return b'H\xad'
-    return enc, None
-
-
-def shape_STOSQ_M64_RAX(fid):   # 1 form
-    def enc(a0, a1):
-        if a0.__class__ is not Mem or a0.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 0)
-        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
-        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
-        return b'H\xab'
-    return enc, None
-
-
-def shape_XLAT_M8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, ), 0)
-        if a0.base is not R_rbx or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, ), 0)
-        return b'\xd7'
-    return enc, None
-
-
-def shape_STR_RM16(fid, k0, k1, k2):   # 7 forms: STR_RM16, LLDT_RM16, LTR_RM16, …
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, k1 | a0.lo)
-            return _bytes4(0x66, 0x0f, k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, k2 | a0.modrm) + a0.tail
-            return _bytes4(0x66, 0x0f, k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_STR_R32M16(fid, k0, k1, k2):   # 7 forms: STR_R32M16, LLDT_R32M16, LTR_R32M16, …
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k1 | a0.lo)
-            return _bytes3(0x0f, k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k2 | a0.modrm) + a0.tail
-            return _bytes3(0x0f, k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_STR_R64M16(fid, k0, k1, k2):   # 7 forms: STR_R64M16, LLDT_R64M16, LTR_R64M16, …
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x0f, k0, k1 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k0, k2 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_LKGS_RM16(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x66, 0xf2, 0x40 | rex, 0x0f, 0x00, 0xf0 | a0.lo)
-            return _bytes5(0x66, 0xf2, 0x0f, 0x00, 0xf0 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes6(0x66, 0xf2, 0x40 | rex, 0x0f, 0x00, 0x30 | a0.modrm) + a0.tail
-            return _bytes5(0x66, 0xf2, 0x0f, 0x00, 0x30 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_LKGS_R32M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R32M16, PTWRITE_RM32
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, k2 | a0.lo)
-            return _bytes4(k0, 0x0f, k1, k2 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k3):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, k4 | a0.modrm) + a0.tail
-            return _bytes4(k0, 0x0f, k1, k4 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_LKGS_R64M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R64M16, PTWRITE_RM64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes5(k0, 0x48 | a0.rex_b, 0x0f, k1, k2 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k3):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(k0, 0x48 | a0.rex, 0x0f, k1, k4 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_INVLPG_M(fid, k0, k1):   # 7 forms: INVLPG_M, XSAVE_MEM, XRSTOR_MEM, …
-    def enc(a0):
-        if a0.__class__ is Mem:
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
-            return _bytes3(0x0f, k0, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_LSS_R16_M1616(fid, k0):   # 3 forms: LSS_R16_M1616, LFS_R16_M1616, LGS_R16_M1616
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_LSS_R32_M1632(fid, k0):   # 3 forms: LSS_R32_M1632, LFS_R32_M1632, LGS_R32_M1632
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 48):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
             if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
@@ -184,257 +56,354 @@ def shape_LSS_R32_M1632(fid, k0):   # 3 forms: LSS_R32_M1632, LFS_R32_M1632, LGS
     return enc, None
 
 
-def shape_LSS_R64_M1664(fid, k0):   # 3 forms: LSS_R64_M1664, LFS_R64_M1664, LGS_R64_M1664
+def shape_REX2_MOVUPS_XMM_XMMM128(fid, k0, k1):   # 21 forms: REX2_MOVUPS_XMM_XMMM128, REX2_UNPCKLPS_XMM_XMMM128, REX2_UNPCKHPS_XMM_XMMM128, …
     def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 80):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_RDMSR_R64_IMM32(fid, k0):   # 2 forms: VEX_RDMSR_R64_IMM32, VEX_URDMSR_R64_IMM32
+def shape_MOVUPS_XMMM128_XMM(fid, k0):   # 2 forms: MOVUPS_XMMM128_XMM, MOVAPS_XMMM128_XMM
     def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0xc4, 0xc7 | a0.vb, 0x7b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
-    return enc, fits
-
-
-def shape_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: BT_RM16_IMM8, BTS_RM16_IMM8, BTR_RM16_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-            return _bytes5(0x66, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes4(0x66, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: BT_RM32_IMM8, BTS_RM32_IMM8, BTR_RM32_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-            return _bytes4(0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-            return _bytes3(0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_BT_RM64_IMM8(fid, k0, k1):   # 4 forms: BT_RM64_IMM8, BTS_RM64_IMM8, BTR_RM64_IMM8, …
-    def enc(a0, a1):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x48 | a0.rex_b, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
-        raise _operand_error(fid, (a0, a1, ), 0)
-    def fits(a0, a1):
-        return (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: SHLD_RM16_R16_IMM8, SHRD_RM16_R16_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr16:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-            return _bytes5(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: SHLD_RM32_R32_IMM8, SHRD_RM32_R32_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr32:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-            return _bytes4(0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM64_R64_IMM8(fid, k0):   # 2 forms: SHLD_RM64_R64_IMM8, SHRD_RM64_R64_IMM8
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_SHLD_RM16_R16_CL(fid, k0):   # 2 forms: SHLD_RM16_R16_CL, SHRD_RM16_R16_CL
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Gpr16:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_SHLD_RM32_R32_CL(fid, k0):   # 2 forms: SHLD_RM32_R32_CL, SHRD_RM32_R32_CL
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Gpr32:
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Xmm:
             rex = a1.rex_r | a0.rex_b
             if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
             return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_SHLD_RM64_R64_CL(fid, k0):   # 2 forms: SHLD_RM64_R64_CL, SHRD_RM64_R64_CL
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_CMPXCHG_RM8_R8(fid, k0):   # 2 forms: CMPXCHG_RM8_R8, XADD_RM8_R8
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr8: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr8:
-            rex = a1.rex_r | a0.rex_b | a0.rex8 | a1.rex8
-            if rex and (a0.high or a1.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 8):
+        if a0.__class__ is Mem and a0.size in (0, 128):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex | a1.rex8
-            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
             if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
             return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_BSWAP_R16(fid):   # 1 form
-    def enc(a0):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, ), 0)
-        rex = a0.rex_b
-        if rex: return _bytes4(0x66, 0x40 | rex, 0x0f, 0xc8 | a0.lo)
-        return _bytes3(0x66, 0x0f, 0xc8 | a0.lo)
-    return enc, None
-
-
-def shape_BSWAP_R32(fid):   # 1 form
-    def enc(a0):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, ), 0)
-        rex = a0.rex_b
-        if rex: return _bytes3(0x40 | rex, 0x0f, 0xc8 | a0.lo)
-        return _bytes2(0x0f, 0xc8 | a0.lo)
-    return enc, None
-
-
-def shape_BSWAP_R64(fid):   # 1 form
-    def enc(a0):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, ), 0)
-        return _bytes3(0x48 | a0.rex_b, 0x0f, 0xc8 | a0.lo)
-    return enc, None
-
-
-def shape_POPCNT_R16_RM16(fid, k0):   # 3 forms: POPCNT_R16_RM16, TZCNT_R16_RM16, LZCNT_R16_RM16
+def shape_REX2_MOVUPS_XMMM128_XMM(fid, k0):   # 2 forms: REX2_MOVUPS_XMMM128_XMM, REX2_MOVAPS_XMMM128_XMM
     def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr16:
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Xmm:
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 128):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVUPD_XMM_XMMM128(fid, k0, k1, k2):   # 112 forms: MOVUPD_XMM_XMMM128, MOVSLDUP_XMM_XMMM128, MOVDDUP_XMM_XMMM64, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
             rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0x66, 0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 16):
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_POPCNT_R32_RM32(fid, k0):   # 3 forms: POPCNT_R32_RM32, TZCNT_R32_RM32, LZCNT_R32_RM32
+def shape_REX2_MOVUPD_XMM_XMMM128(fid, k0, k1, k2):   # 112 forms: REX2_MOVUPD_XMM_XMMM128, REX2_MOVSLDUP_XMM_XMMM128, REX2_MOVDDUP_XMM_XMMM64, …
     def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVUPD_XMMM128_XMM(fid, k0, k1, k2):   # 7 forms: MOVUPD_XMMM128_XMM, MOVSS_XMMM32_XMM, MOVAPD_XMMM128_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Xmm:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(k0, 0x0f, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVUPD_XMMM128_XMM(fid, k0, k1, k2):   # 7 forms: REX2_MOVUPD_XMMM128_XMM, REX2_MOVSS_XMMM32_XMM, REX2_MOVAPD_XMMM128_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Xmm:
+            return _bytes5(k0, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k1, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k2):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x80 | a1.rex2_r | a0.rex, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVHLPS_XMM_XMM(fid, k0):   # 2 forms: MOVHLPS_XMM_XMM, MOVLHPS_XMM_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVLPS_XMM_M64(fid, k0):   # 2 forms: MOVLPS_XMM_M64, MOVHPS_XMM_M64
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOVLPS_XMM_M64(fid, k0):   # 2 forms: REX2_MOVLPS_XMM_M64, REX2_MOVHPS_XMM_M64
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVLPS_M64_XMM(fid, k0, k1):   # 3 forms: MOVLPS_M64_XMM, MOVHPS_M64_XMM, MOVNTPS_M128_XMM
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVLPS_M64_XMM(fid, k0, k1):   # 3 forms: REX2_MOVLPS_M64_XMM, REX2_MOVHPS_M64_XMM, REX2_MOVNTPS_M128_XMM
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVLPD_XMM_M64(fid, k0, k1, k2):   # 3 forms: MOVLPD_XMM_M64, MOVHPD_XMM_M64, LDDQU_XMM_M128
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k1, 0x0f, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOVLPD_XMM_M64(fid, k0, k1, k2):   # 3 forms: REX2_MOVLPD_XMM_M64, REX2_MOVHPD_XMM_M64, REX2_LDDQU_XMM_M128
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k1, 0xd5, 0x80 | a0.rex2_r | a1.rex, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: MOVLPD_M64_XMM, MOVHPD_M64_XMM, MOVNTPD_M128_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(k1, 0x0f, k2, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVLPD_M64_XMM(fid, k0, k1, k2):   # 6 forms: REX2_MOVLPD_M64_XMM, REX2_MOVHPD_M64_XMM, REX2_MOVNTPD_M128_XMM, …
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k1, 0xd5, 0x80 | a1.rex2_r | a0.rex, k2, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_PREFETCHNTA_M8(fid, k0, k1):   # 5 forms: PREFETCHNTA_M8, SGDT_M1664, PREFETCH_M8, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k1, a0.modrm) + a0.tail
+            return _bytes3(0x0f, k1, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_PREFETCHNTA_M8(fid, k0, k1, k2):   # 6 forms: REX2_PREFETCHNTA_M8, REX2_SGDT_M1664, REX2_PREFETCH_M8, …
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, k1 | a0.rex, k2, a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_PREFETCHT0_M8(fid, k0, k1, k2):   # 23 forms: PREFETCHT0_M8, PREFETCHT1_M8, PREFETCHT2_M8, …
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k1, k2 | a0.modrm) + a0.tail
+            return _bytes3(0x0f, k1, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_PREFETCHT0_M8(fid, k0, k1, k2, k3):   # 20 forms: REX2_PREFETCHT0_M8, REX2_PREFETCHT1_M8, REX2_PREFETCHT2_M8, …
+    def enc(a0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, k1 | a0.rex, k2, k3 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM32, CVTSI2SD_XMM_RM32, MOVD_XMM_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
             rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-SHAPES = (shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_LSS_R16_M1616, shape_LSS_R32_M1632, shape_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_BSWAP_R64, shape_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, )
+def shape_REX2_CVTSI2SS_XMM_RM32(fid, k0, k1):   # 3 forms: REX2_CVTSI2SS_XMM_RM32, REX2_CVTSI2SD_XMM_RM32, REX2_MOVD_XMM_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTSI2SS_XMM_RM64(fid, k0, k1):   # 3 forms: CVTSI2SS_XMM_RM64, CVTSI2SD_XMM_RM64, MOVQ_XMM_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTSI2SS_XMM_RM64(fid, k0):   # 2 forms: REX2_CVTSI2SS_XMM_RM64, REX2_CVTSI2SD_XMM_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x2a, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, 0x2a, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R32_XMMM32, CVTTSD2SI_R32_XMMM64, CVTSS2SI_R32_XMMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTTSS2SI_R32_XMMM32(fid, k0, k1, k2):   # 4 forms: REX2_CVTTSS2SI_R32_XMMM32, REX2_CVTTSD2SI_R32_XMMM64, REX2_CVTSS2SI_R32_XMMM32, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: CVTTSS2SI_R64_XMMM32, CVTTSD2SI_R64_XMMM64, CVTSS2SI_R64_XMMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_CVTTSS2SI_R64_XMMM32(fid, k0, k1, k2):   # 4 forms: REX2_CVTTSS2SI_R64_XMMM32, REX2_CVTTSD2SI_R64_XMMM64, REX2_CVTSS2SI_R64_XMMM32, …
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, 0xd5, 0x88 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVMSKPS_R32_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_VEX_VROUNDPS_XMM_XMMM128_IMM8, shape_VEX_VROUNDPS_YMM_YMMM256_IMM8, shape_MOVUPS_XMM_XMMM128, shape_REX2_MOVUPS_XMM_XMMM128, shape_MOVUPS_XMMM128_XMM, shape_REX2_MOVUPS_XMMM128_XMM, shape_MOVUPD_XMM_XMMM128, shape_REX2_MOVUPD_XMM_XMMM128, shape_MOVUPD_XMMM128_XMM, shape_REX2_MOVUPD_XMMM128_XMM, shape_MOVHLPS_XMM_XMM, shape_MOVLPS_XMM_M64, shape_REX2_MOVLPS_XMM_M64, shape_MOVLPS_M64_XMM, shape_REX2_MOVLPS_M64_XMM, shape_MOVLPD_XMM_M64, shape_REX2_MOVLPD_XMM_M64, shape_MOVLPD_M64_XMM, shape_REX2_MOVLPD_M64_XMM, shape_PREFETCHNTA_M8, shape_REX2_PREFETCHNTA_M8, shape_PREFETCHT0_M8, shape_REX2_PREFETCHT0_M8, shape_CVTSI2SS_XMM_RM32, shape_REX2_CVTSI2SS_XMM_RM32, shape_CVTSI2SS_XMM_RM64, shape_REX2_CVTSI2SS_XMM_RM64, shape_CVTTSS2SI_R32_XMMM32, shape_REX2_CVTTSS2SI_R32_XMMM32, shape_CVTTSS2SI_R64_XMMM32, shape_REX2_CVTTSS2SI_R64_XMMM32, shape_MOVMSKPS_R32_XMM, )

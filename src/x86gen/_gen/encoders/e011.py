@@ -3,391 +3,420 @@
 """Encoders, one function per shape: shapes 352-383 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _kp1_error, _label_error, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import Gpr16, Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr32, Gpr32X, Gpr64, Gpr64X, Mmx, Xmm
+R_rdi = REGISTERS['rdi']
+R_rsi = REGISTERS['rsi']
 
 
-def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64, LZCNT_R64_RM64
+def shape_REX2_MOVMSKPS_R32_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x50, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVMSKPS_R64_XMM(fid):   # 1 form
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        if a1.__class__ is Xmm:
+            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x50, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k1, 0x08 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDRAND_R16(fid, k0):   # 2 forms: RDRAND_R16, RDSEED_R16
-    def enc(a0):
-        if a0.__class__ is Gpr16:
-            rex = a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
-            return _bytes4(0x66, 0x0f, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDRAND_R32(fid, k0):   # 2 forms: RDRAND_R32, RDSEED_R32
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
-            return _bytes3(0x0f, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDRAND_R64(fid, k0):   # 2 forms: RDRAND_R64, RDSEED_R64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes4(0x48 | a0.rex_b, 0x0f, 0xc7, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDPID_R64(fid, k0, k1):   # 3 forms: RDPID_R64, SENDUIPI_R64, UMONITOR_R64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            rex = a0.rex_b
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, k1 | a0.lo)
-            return _bytes4(0xf3, 0x0f, k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_MOVBE_R16_M16(fid, k0):   # 2 forms: MOVBE_R16_M16, MOVRS_R16_M16
+def shape_REX2_MOVMSKPS_R64_XMM(fid):   # 1 form
     def enc(a0, a1):
-        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 16):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x50, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVBE_R32_M32(fid, k0):   # 2 forms: MOVBE_R32_M32, MOVRS_R32_M32
+def shape_MOVMSKPD_R32_XMM(fid, k0):   # 2 forms: MOVMSKPD_R32_XMM, PMOVMSKB_R32_XMM
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_MOVMSKPD_R32_XMM(fid, k0):   # 2 forms: REX2_MOVMSKPD_R32_XMM, REX2_PMOVMSKB_R32_XMM
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVMSKPD_R64_XMM(fid, k0):   # 2 forms: MOVMSKPD_R64_XMM, PMOVMSKB_R64_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_PUNPCKLBW_MM_MMM32(fid, k0, k1):   # 56 forms: PUNPCKLBW_MM_MMM32, PUNPCKLWD_MM_MMM32, PUNPCKLDQ_MM_MMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_PUNPCKLBW_MM_MMM32(fid, k0, k1):   # 56 forms: REX2_PUNPCKLBW_MM_MMM32, REX2_PUNPCKLWD_MM_MMM32, REX2_PUNPCKLDQ_MM_MMM32, …
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVD_RM32_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVD_RM32_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVD_MM_RM32(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0x6e, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x6e, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, 0x6e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVBE_R64_M64(fid, k0):   # 2 forms: MOVBE_R64_M64, MOVRS_R64_M64
+def shape_REX2_MOVD_MM_RM32(fid):   # 1 form
     def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0x6e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVD_RM32_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVD_RM32_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVQ_RM64_XMM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVQ_MM_RM64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x6e, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, 0x6e, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVBE_M16_R16(fid):   # 1 form
+def shape_REX2_MOVQ_MM_RM64(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 16):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, 0xf1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0x66, 0x0f, 0x38, 0xf1, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0x6e, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, 0x6e, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_MOVBE_M32_R32(fid, k0):   # 4 forms: MOVBE_M32_R32, AADD_M32_R32, MOVDIRI_M32_R32, …
+def shape_MOVQ_RM64_MM(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x0f, 0x38, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_MOVBE_M64_R64(fid, k0):   # 4 forms: MOVBE_M64_R64, AADD_M64_R64, MOVDIRI_M64_R64, …
-    def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x7e, 0xc0 | a1.reg3 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0x48 | a1.rex_r | a0.rex, 0x0f, 0x38, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0x7e, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_AAND_M32_R32(fid, k0, k1):   # 4 forms: AAND_M32_R32, AXOR_M32_R32, AOR_M32_R32, …
+def shape_REX2_MOVQ_RM64_MM(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 32):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex2_b, 0x7e, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(k0, 0x0f, 0x38, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, 0x7e, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_AAND_M64_R64(fid, k0, k1):   # 4 forms: AAND_M64_R64, AXOR_M64_R64, AOR_M64_R64, …
+def shape_MOVQ_MMM64_MM(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mmx:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7f, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, 0x7f, 0xc0 | a1.reg3 | a0.lo)
         if a0.__class__ is Mem and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes6(k0, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x38, k1, a0.modrm | a1.reg3) + a0.tail
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0x7f, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0x7f, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_VEX_VMOVHLPS_XMM_XMM_XMM(fid, k0):   # 2 forms: VEX_VMOVHLPS_XMM_XMM_XMM, VEX_VMOVLHPS_XMM_XMM_XMM
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VMOVLPS_XMM_XMM_M64(fid, k0):   # 2 forms: VEX_VMOVLPS_XMM_XMM_M64, VEX_VMOVHPS_XMM_XMM_M64
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VMOVLPS_XMM_XMM_M64(fid, k0, k1):   # 4 forms: EVEX_VMOVLPS_XMM_XMM_M64, EVEX_VMOVLPD_XMM_XMM_M64, EVEX_VMOVHPS_XMM_XMM_M64, …
-    def enc(a0, a1, a2, *, p2=0x0, n=8):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VMOVLPD_XMM_XMM_M64(fid, k0):   # 2 forms: VEX_VMOVLPD_XMM_XMM_M64, VEX_VMOVHPD_XMM_XMM_M64
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, 0x01 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVNTPS_M256_YMM, VEX_VMOVNTPD_M256_YMM, VEX_VMOVNTDQ_M256_YMM
+def shape_REX2_MOVQ_MMM64_MM(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 256):
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mmx:
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, 0x7f, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, k0 | a1.vr, k1, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k0, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0x7f, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_VMOVNTPS_M512_ZMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M512_ZMM, EVEX_VMOVNTPD_M512_ZMM, EVEX_VMOVNTDQ_M512_ZMM
-    def enc(a0, a1, *, p2=0x40, n=64):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 512):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M256_YMM, EVEX_VMOVNTPD_M256_YMM, EVEX_VMOVNTDQ_M256_YMM
-    def enc(a0, a1, *, p2=0x20, n=32):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 256):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R32_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_XMM, VEX_VMOVMSKPD_R32_XMM, VEX_VPMOVMSKB_R32_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R64_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_XMM, VEX_VMOVMSKPD_R64_XMM, VEX_VPMOVMSKB_R64_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R32_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_YMM, VEX_VMOVMSKPD_R32_YMM, VEX_VPMOVMSKB_R32_YMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMOVMSKPS_R64_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_YMM, VEX_VMOVMSKPD_R64_YMM, VEX_VPMOVMSKB_R64_YMM
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64
-    def enc(a0, a1, a2, *, p2=0x0, n=16):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Zmm:
-            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VPSHUFD_XMM_XMMM128_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_XMM_XMMM128_IMM8, VEX_VPSHUFHW_XMM_XMMM128_IMM8, VEX_VPSHUFLW_XMM_XMMM128_IMM8
+def shape_PSHUFD_XMM_XMMM128_IMM8(fid, k0, k1, k2):   # 7 forms: PSHUFD_XMM_XMMM128_IMM8, PSHUFHW_XMM_XMMM128_IMM8, PSHUFLW_XMM_XMMM128_IMM8, …
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Xmm:
-            if a1.vb: return _bytes5(0xc5, k0 | a0.vr, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 128):
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes5(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_VPSHUFD_YMM_YMMM256_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_YMM_YMMM256_IMM8, VEX_VPSHUFHW_YMM_YMMM256_IMM8, VEX_VPSHUFLW_YMM_YMMM256_IMM8
+def shape_REX2_PSHUFD_XMM_XMMM128_IMM8(fid, k0, k1, k2):   # 7 forms: REX2_PSHUFD_XMM_XMMM128_IMM8, REX2_PSHUFHW_XMM_XMMM128_IMM8, REX2_PSHUFLW_XMM_XMMM128_IMM8, …
     def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Ymm:
-            if a1.vb: return _bytes5(0xc5, k0 | a0.vr, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 256):
+        if a1.__class__ is Xmm:
+            return _bytes6(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, k2):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(k0, 0xd5, 0x80 | a0.rex2_r | a1.rex, k1, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8, EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Zmm:
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x40, n=64):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
+def shape_PSRLW_XMM_IMM8(fid, k0, k1):   # 10 forms: PSRLW_XMM_IMM8, PSRAW_XMM_IMM8, PSLLW_XMM_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Xmm:
+            rex = a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+            return _bytes5(0x66, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
     return enc, fits
 
 
-def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 17 forms: EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8, EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x0, n=16):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+def shape_PSRLW_MM_IMM8(fid, k0, k1):   # 8 forms: PSRLW_MM_IMM8, PSRAW_MM_IMM8, PSLLW_MM_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Mmx:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x0f, k0, k1 | a0.lo, a1 & 0xFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_CMPPS_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: CMPPS_XMM_XMMM128_IMM8, SHUFPS_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x0f, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x0, n=16):
+    def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-SHAPES = (shape_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_RDRAND_R32, shape_RDRAND_R64, shape_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, )
+def shape_REX2_CMPPS_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: REX2_CMPPS_XMM_XMMM128_IMM8, REX2_SHUFPS_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_CMPSD_M32_M32(fid, k0, k1):   # 4 forms: CMPSD_M32_M32, CMPSB_M8_M8, CMPSW_M16_M16, …
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rsi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_MOVNTI_M32_R32(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVNTI_M32_R32(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_MOVNTI_M64_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_MOVNTI_M64_R64(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, 0xc3, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+SHAPES = (shape_REX2_MOVMSKPS_R32_XMM, shape_MOVMSKPS_R64_XMM, shape_REX2_MOVMSKPS_R64_XMM, shape_MOVMSKPD_R32_XMM, shape_REX2_MOVMSKPD_R32_XMM, shape_MOVMSKPD_R64_XMM, shape_PUNPCKLBW_MM_MMM32, shape_REX2_PUNPCKLBW_MM_MMM32, shape_MOVD_RM32_XMM, shape_REX2_MOVD_RM32_XMM, shape_MOVD_MM_RM32, shape_REX2_MOVD_MM_RM32, shape_MOVD_RM32_MM, shape_REX2_MOVD_RM32_MM, shape_MOVQ_RM64_XMM, shape_MOVQ_MM_RM64, shape_REX2_MOVQ_MM_RM64, shape_MOVQ_RM64_MM, shape_REX2_MOVQ_RM64_MM, shape_MOVQ_MMM64_MM, shape_REX2_MOVQ_MMM64_MM, shape_PSHUFD_XMM_XMMM128_IMM8, shape_REX2_PSHUFD_XMM_XMMM128_IMM8, shape_PSRLW_XMM_IMM8, shape_PSRLW_MM_IMM8, shape_CMPPS_XMM_XMMM128_IMM8, shape_REX2_CMPPS_XMM_XMMM128_IMM8, shape_CMPSD_M32_M32, shape_MOVNTI_M32_R32, shape_REX2_MOVNTI_M32_R32, shape_MOVNTI_M64_R64, shape_REX2_MOVNTI_M64_R64, )

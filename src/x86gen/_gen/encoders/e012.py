@@ -3,449 +3,480 @@
 """Encoders, one function per shape: shapes 384-415 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _label_error, _le32, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import REGISTERS, Gpr32, Gpr64, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _high8_error, _implicit_error, _label_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Mmx, Xmm
 R_rdi = REGISTERS['rdi']
 
 
-def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x20, n=32):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_VEX_VPSRLW_YMM_YMM_XMMM128(fid, k0):   # 8 forms: VEX_VPSRLW_YMM_YMM_XMMM128, VEX_VPSRAW_YMM_YMM_XMMM128, VEX_VPSLLW_YMM_YMM_XMMM128, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a2.vxb == 0x60: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128, EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128, …
-    def enc(a0, a1, a2, *, p2=0x20, n=16):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128, …
-    def enc(a0, a1, a2, *, p2=0x40, n=16):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VLDMXCSR_M32(fid, k0):   # 2 forms: VEX_VLDMXCSR_M32, VEX_VSTMXCSR_M32
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, 0xf8, 0xae, k0 | a0.modrm) + a0.tail
-            return _bytes5(0xc4, 0x81 | a0.vxb, 0x78, 0xae, k0 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_VEX_VMASKMOVDQU_RDI_XMM_XMM(fid):   # 1 form
+def shape_MASKMOVDQU_RDI_XMM_XMM(fid):   # 1 form
     def enc(a0, a1, a2):
         if a0.__class__ is not Mem or a0.size not in (0, 128): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Xmm:
-            if a2.vb: return _bytes4(0xc5, 0x79 | a1.vr, 0xf7, 0xc0 | a1.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a1.vr | a2.vb, 0x79, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+            rex = a1.rex_r | a2.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+            return _bytes4(0x66, 0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_VEX_VLDDQU_YMM_M256(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, 0x7f | a0.vr, 0xf0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0x7f, 0xf0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_MASKMOVQ_RDI_MM_MM(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if a0.__class__ is not Mem or a0.size not in (0, 64): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Mmx:
+            rex = a1.rex_r | a2.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+            return _bytes3(0x0f, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 8 forms: VEX_VTESTPS_YMM_YMMM256, VEX_VTESTPD_YMM_YMMM256, VEX_VPTEST_YMM_YMMM256, …
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVNTDQA_ZMM_M512(fid, k0, k1, k2, k3, k4):   # 13 forms: EVEX_VMOVNTDQA_ZMM_M512, EVEX_VMOVRSB_ZMM_K1Z_M512, EVEX_VMOVRSW_ZMM_K1Z_M512, …
-    def enc(a0, a1, *, p2=0x40, n=k0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VMOVNTDQA_YMM_M256(fid, k0, k1, k2, k3, k4):   # 9 forms: EVEX_VMOVNTDQA_YMM_M256, EVEX_VMOVRSB_YMM_K1Z_M256, EVEX_VMOVRSW_YMM_K1Z_M256, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VMASKMOVPS_XMM_XMM_M128(fid, k0, k1):   # 4 forms: VEX_VMASKMOVPS_XMM_XMM_M128, VEX_VMASKMOVPD_XMM_XMM_M128, VEX_VPMASKMOVD_XMM_XMM_M128, …
+def shape_PINSRW_XMM_R32M16_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes5(0x66, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(0x66, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_VMASKMOVPS_YMM_YMM_M256(fid, k0, k1):   # 4 forms: VEX_VMASKMOVPS_YMM_YMM_M256, VEX_VMASKMOVPD_YMM_YMM_M256, VEX_VPMASKMOVD_YMM_YMM_M256, …
+def shape_REX2_PINSRW_XMM_R32M16_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes6(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_VMASKMOVPS_M128_XMM_XMM(fid, k0, k1):   # 4 forms: VEX_VMASKMOVPS_M128_XMM_XMM, VEX_VMASKMOVPD_M128_XMM_XMM, VEX_VPMASKMOVD_M128_XMM_XMM, …
+def shape_PINSRW_XMM_R64M16_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Mem and a0.size in (0, 128):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a2.vr | a0.vxb, k0 | a1.vv, k1, a0.modrm | a2.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0x48 | a0.rex_r | a1.rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_VMASKMOVPS_M256_YMM_YMM(fid, k0, k1):   # 4 forms: VEX_VMASKMOVPS_M256_YMM_YMM, VEX_VMASKMOVPD_M256_YMM_YMM, VEX_VPMASKMOVD_M256_YMM_YMM, …
+def shape_PINSRW_MM_R32M16_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Mem and a0.size in (0, 256):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a2.vr | a0.vxb, k0 | a1.vv, k1, a0.modrm | a2.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8(fid, k0, k1):   # 12 forms: VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, VEX_VPERM2F128_YMM_YMM_YMMM256_IMM8, VEX_VBLENDPS_YMM_YMM_YMMM256_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8(fid, k0):   # 2 forms: VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, VEX_VINSERTI128_YMM_YMM_XMMM128_IMM8
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
+def shape_REX2_PINSRW_MM_R32M16_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128(fid, k0, k1, k2, k3, k4, k5):   # 22 forms: VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, VEX_VFMADDSUBPD_XMM_XMM_XMM_XMMM128, VEX_VFMSUBADDPS_XMM_XMM_XMM_XMMM128, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-        if a3.__class__ is Xmm:
-            return _bytes6(k0, k1 | a0.vr | a3.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a3.lo, a2.is4)
-        if a3.__class__ is Mem and a3.size in (0, k4):
-            if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(k0, k5 | a0.vr | a3.vxb, k2 | a1.vv, k3, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-    return enc, None
-
-
-def shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 13 forms: VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, VEX_VFMADDSUBPD_YMM_YMM_YMM_YMMM256, VEX_VFMSUBADDPS_YMM_YMM_YMM_YMMM256, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-        if a3.__class__ is Ymm:
-            return _bytes6(k0, k1 | a0.vr | a3.vb, k2 | a1.vv, k3, 0xc0 | a0.reg3 | a3.lo, a2.is4)
-        if a3.__class__ is Mem and a3.size in (0, 256):
-            if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(k0, k4 | a0.vr | a3.vxb, k2 | a1.vv, k3, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-    return enc, None
-
-
-def shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4(fid, k0):   # 2 forms: VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, VEX_VPERMIL2PD_XMM_XMM_XMMM128_XMM_IMM4
-    def enc(a0, a1, a2, a3, a4):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
-        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
-        if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
-        if a2.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x01 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4 | a4 & 15)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, a4, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4 | a4 & 15]
-        raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
-    def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (0 <= a4 <= 15))
+def shape_PINSRW_MM_R64M16_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4(fid, k0):   # 2 forms: VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, VEX_VPERMIL2PD_YMM_YMM_YMMM256_YMM_IMM4
-    def enc(a0, a1, a2, a3, a4):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
-        if not a3.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
-        if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
-        if a2.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4 | a4 & 15)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, a4, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4 | a4 & 15]
-        raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
-    def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (0 <= a4 <= 15))
+def shape_REX2_PINSRW_MM_R64M16_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes5(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xc4, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, 0xc4, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4(fid, k0):   # 2 forms: VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, VEX_VPERMIL2PD_XMM_XMM_XMM_XMMM128_IMM4
-    def enc(a0, a1, a2, a3, a4):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
-        if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
-        if a3.__class__ is Xmm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x81 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4 | a4 & 15)
-        if a3.__class__ is Mem and a3.size in (0, 128):
-            if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, a4, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x81 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4 | a4 & 15]
-        raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
-    def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (0 <= a4 <= 15))
-    return enc, fits
-
-
-def shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4(fid, k0):   # 2 forms: VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, VEX_VPERMIL2PD_YMM_YMM_YMM_YMMM256_IMM4
-    def enc(a0, a1, a2, a3, a4):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 1)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 2)
-        if a4.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 4)
-        if not (0 <= a4 <= 15): raise _range_error(fid, (a0, a1, a2, a3, a4, ), 4, a4)
-        if a3.__class__ is Ymm:
-            return _bytes6(0xc4, 0x43 | a0.vr | a3.vb, 0x85 | a1.vv, k0, 0xc0 | a0.reg3 | a3.lo, a2.is4 | a4 & 15)
-        if a3.__class__ is Mem and a3.size in (0, 256):
-            if a3.label is not None: raise _label_error(fid, (a0, a1, a2, a3, a4, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a3.vxb, 0x85 | a1.vv, k0, a3.modrm | a0.reg3) + a3.tail + _BYTE[a2.is4 | a4 & 15]
-        raise _operand_error(fid, (a0, a1, a2, a3, a4, ), 3)
-    def fits(a0, a1, a2, a3, a4):
-        return (a4.__class__ is int and (0 <= a4 <= 15))
-    return enc, fits
-
-
-def shape_VEX_ANDN_R32_R32_RM32(fid):   # 1 form
+def shape_PEXTRW_R32_XMM_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, a1.vv, 0xf2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 32):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, a1.vv, 0xf2, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes5(0x66, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_ANDN_R64_R64_RM64(fid, k0, k1):   # 4 forms: VEX_ANDN_R64_R64_RM64, VEX_PEXT_R64_R64_RM64, VEX_PDEP_R64_R64_RM64, …
+def shape_REX2_PEXTRW_R32_XMM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes6(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PEXTRW_R64_XMM_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 64):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PEXTRW_R32M16_XMM_IMM8(fid, k0, k1):   # 4 forms: PEXTRW_R32M16_XMM_IMM8, PEXTRB_R32M8_XMM_IMM8, PEXTRD_RM32_XMM_IMM8, …
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0x66, 0x0f, 0x3a, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PEXTRW_R64M16_XMM_IMM8(fid, k0, k1):   # 4 forms: PEXTRW_R64M16_XMM_IMM8, PEXTRB_R64M8_XMM_IMM8, PEXTRQ_RM64_XMM_IMM8, …
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr64:
+            return _bytes7(0x66, 0x48 | a1.rex_r | a0.rex_b, 0x0f, 0x3a, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, k1):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes6(0x66, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x3a, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PEXTRW_R32_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes4(0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PEXTRW_R32_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PEXTRW_R64_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_REX2_PEXTRW_R64_MM_IMM8(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Mmx:
+            return _bytes5(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xc5, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PMOVMSKB_R32_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes3(0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_BLSR_R32_RM32(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R32_RM32, VEX_BLSMSK_R32_RM32, VEX_BLSI_R32_RM32, …
+def shape_REX2_PMOVMSKB_R32_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex2_b, 0xd7, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_PMOVMSKB_R64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            return _bytes4(0x48 | a0.rex_r | a1.rex_b, 0x0f, 0xd7, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_PMOVMSKB_R64_MM(fid):   # 1 form
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex2_b, 0xd7, 0xc0 | a0.reg3 | a1.lo)
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_PSHUFB_XMM_XMMM128(fid, k0, k1):   # 51 forms: PSHUFB_XMM_XMMM128, PHADDW_XMM_XMMM128, PHADDD_XMM_XMMM128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0x66, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_PSHUFB_MM_MMM64(fid, k0):   # 15 forms: PSHUFB_MM_MMM64, PHADDW_MM_MMM64, PHADDD_MM_MMM64, …
+    def enc(a0, a1):
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVNTDQA_XMM_M128(fid, k0, k1, k2):   # 5 forms: MOVNTDQA_XMM_M128, AESENC128KL_XMM_M384, AESDEC128KL_XMM_M384, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k0):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(k1, 0x40 | rex, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k1, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_SHA1NEXTE_XMM_XMMM128(fid, k0):   # 6 forms: SHA1NEXTE_XMM_XMMM128, SHA1MSG1_XMM_XMMM128, SHA1MSG2_XMM_XMMM128, …
+    def enc(a0, a1):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CRC32_R32_RM8(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr8:
+            rex = a0.rex_r | a1.rex_b | a1.rex8
+            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes6(0xf2, 0x40 | rex, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xf2, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0xf2, 0x40 | rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xf2, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CRC32_R64_RM8(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr8:
+            rex = 0x48 | a0.rex_r | a1.rex_b | a1.rex8
+            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
+            return _bytes6(0xf2, rex, 0x0f, 0x38, 0xf0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 8):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes6(0xf2, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, 0xf0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CRC32_R32_RM16(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr16:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes7(0x66, 0xf2, 0x40 | rex, 0x0f, 0x38, 0xf1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes6(0x66, 0xf2, 0x0f, 0x38, 0xf1, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes7(0x66, 0xf2, 0x40 | rex, 0x0f, 0x38, 0xf1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes6(0x66, 0xf2, 0x0f, 0x38, 0xf1, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CRC32_R32_RM32(fid, k0, k1):   # 3 forms: CRC32_R32_RM32, ADCX_R32_RM32, ADOX_R32_RM32
     def enc(a0, a1):
         if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr32:
-            return _bytes5(k0, k1 | a1.vb, a0.vv, k2, k3 | a1.lo)
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(k0, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k4 | a1.vxb, a0.vv, k2, k5 | a1.modrm) + a1.tail
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(k0, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_BLSR_R64_RM64(fid, k0, k1, k2, k3, k4, k5):   # 12 forms: VEX_BLSR_R64_RM64, VEX_BLSMSK_R64_RM64, VEX_BLSI_R64_RM64, …
+def shape_CRC32_R64_RM64(fid, k0, k1):   # 3 forms: CRC32_R64_RM64, ADCX_R64_RM64, ADOX_R64_RM64
     def enc(a0, a1):
         if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
         if a1.__class__ is Gpr64:
-            return _bytes5(k0, k1 | a1.vb, 0x80 | a0.vv, k2, k3 | a1.lo)
+            return _bytes6(k0, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x38, k1, 0xc0 | a0.reg3 | a1.lo)
         if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(k0, k4 | a1.vxb, 0x80 | a0.vv, k2, k5 | a1.modrm) + a1.tail
+            return _bytes6(k0, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k1, a1.modrm | a0.reg3) + a1.tail
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_VEX_BZHI_R32_RM32_R32(fid, k0):   # 2 forms: VEX_BZHI_R32_RM32_R32, VEX_BEXTR_R32_RM32_R32
+def shape_ROUNDPS_XMM_XMMM128_IMM8(fid, k0, k1):   # 20 forms: ROUNDPS_XMM_XMMM128_IMM8, ROUNDPD_XMM_XMMM128_IMM8, ROUNDSS_XMM_XMMM32_IMM8, …
     def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, a2.vv, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_BZHI_R64_RM64_R64(fid, k0, k1):   # 5 forms: VEX_BZHI_R64_RM64_R64, VEX_BEXTR_R64_RM64_R64, VEX_SHLX_R64_RM64_R64, …
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0 | a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0 | a2.vv, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_VEX_PEXT_R32_R32_RM32(fid, k0, k1):   # 3 forms: VEX_PEXT_R32_R32_RM32, VEX_PDEP_R32_R32_RM32, VEX_MULX_R32_R32_RM32
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 32):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, k0 | a1.vv, k1, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_XOP_BEXTR_R32_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0x4a | a0.vr | a1.vb, 0x78, 0x10, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x0a | a0.vr | a1.vxb, 0x78, 0x10, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0x66, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_XOP_BEXTR_R64_RM64_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0x8f, 0x4a | a0.vr | a1.vb, 0xf8, 0x10, 0xc0 | a0.reg3 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x0a | a0.vr | a1.vxb, 0xf8, 0x10, a1.modrm | a0.reg3) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_VEX_SHLX_R32_RM32_R32(fid, k0):   # 3 forms: VEX_SHLX_R32_RM32_R32, VEX_SARX_R32_RM32_R32, VEX_SHRX_R32_RM32_R32
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, k0 | a2.vv, 0xf7, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0 | a2.vv, 0xf7, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, shape_EVEX_VMOVNTDQA_YMM_M256, shape_VEX_VMASKMOVPS_XMM_XMM_M128, shape_VEX_VMASKMOVPS_YMM_YMM_M256, shape_VEX_VMASKMOVPS_M128_XMM_XMM, shape_VEX_VMASKMOVPS_M256_YMM_YMM, shape_VEX_VPBLENDD_YMM_YMM_YMMM256_IMM8, shape_VEX_VINSERTF128_YMM_YMM_XMMM128_IMM8, shape_VEX_VFMADDSUBPS_XMM_XMM_XMM_XMMM128, shape_VEX_VFMADDSUBPS_YMM_YMM_YMM_YMMM256, shape_VEX_VPERMIL2PS_XMM_XMM_XMMM128_XMM_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMMM256_YMM_IMM4, shape_VEX_VPERMIL2PS_XMM_XMM_XMM_XMMM128_IMM4, shape_VEX_VPERMIL2PS_YMM_YMM_YMM_YMMM256_IMM4, shape_VEX_ANDN_R32_R32_RM32, shape_VEX_ANDN_R64_R64_RM64, shape_VEX_BLSR_R32_RM32, shape_VEX_BLSR_R64_RM64, shape_VEX_BZHI_R32_RM32_R32, shape_VEX_BZHI_R64_RM64_R64, shape_VEX_PEXT_R32_R32_RM32, shape_XOP_BEXTR_R32_RM32_IMM32, shape_XOP_BEXTR_R64_RM64_IMM32, shape_VEX_SHLX_R32_RM32_R32, )
+SHAPES = (shape_MASKMOVDQU_RDI_XMM_XMM, shape_MASKMOVQ_RDI_MM_MM, shape_PINSRW_XMM_R32M16_IMM8, shape_REX2_PINSRW_XMM_R32M16_IMM8, shape_PINSRW_XMM_R64M16_IMM8, shape_PINSRW_MM_R32M16_IMM8, shape_REX2_PINSRW_MM_R32M16_IMM8, shape_PINSRW_MM_R64M16_IMM8, shape_REX2_PINSRW_MM_R64M16_IMM8, shape_PEXTRW_R32_XMM_IMM8, shape_REX2_PEXTRW_R32_XMM_IMM8, shape_PEXTRW_R64_XMM_IMM8, shape_PEXTRW_R32M16_XMM_IMM8, shape_PEXTRW_R64M16_XMM_IMM8, shape_PEXTRW_R32_MM_IMM8, shape_REX2_PEXTRW_R32_MM_IMM8, shape_PEXTRW_R64_MM_IMM8, shape_REX2_PEXTRW_R64_MM_IMM8, shape_PMOVMSKB_R32_MM, shape_REX2_PMOVMSKB_R32_MM, shape_PMOVMSKB_R64_MM, shape_REX2_PMOVMSKB_R64_MM, shape_PSHUFB_XMM_XMMM128, shape_PSHUFB_MM_MMM64, shape_MOVNTDQA_XMM_M128, shape_SHA1NEXTE_XMM_XMMM128, shape_CRC32_R32_RM8, shape_CRC32_R64_RM8, shape_CRC32_R32_RM16, shape_CRC32_R32_RM32, shape_CRC32_R64_RM64, shape_ROUNDPS_XMM_XMMM128_IMM8, )

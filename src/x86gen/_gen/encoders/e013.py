@@ -3,400 +3,365 @@
 """Encoders, one function per shape: shapes 416-447 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _label_error, _le32, _operand_error, _range_error
-from ...memory import A32Mem, Mem
-from ...registers import Gpr32, Gpr64, Xmm, Ymm
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _ip16_error, _label_error, _operand_error, _range_error
+from ...memory import Mem
+from ...registers import REGISTERS, Gpr32, Gpr64, Mmx, Xmm
+R_al = REGISTERS['al']
+R_ax = REGISTERS['ax']
+R_dx = REGISTERS['dx']
+R_eax = REGISTERS['eax']
+R_rax = REGISTERS['rax']
+R_rdi = REGISTERS['rdi']
+R_rsi = REGISTERS['rsi']
 
 
-def shape_VEX_RORX_R32_RM32_IMM8(fid):   # 1 form
+def shape_PALIGNR_MM_MMM64_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0x7b, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
+        if a1.__class__ is Mmx:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x40 | rex, 0x0f, 0x3a, 0x0f, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes5(0x0f, 0x3a, 0x0f, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 64):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0x7b, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x3a, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(0x0f, 0x3a, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_RORX_R64_RM64_IMM8(fid):   # 1 form
+def shape_PINSRB_XMM_R32M8_IMM8(fid, k0, k1):   # 2 forms: PINSRB_XMM_R32M8_IMM8, PINSRD_XMM_RM32_IMM8
     def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0x66, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0x66, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_PINSRB_XMM_R64M8_IMM8(fid, k0, k1):   # 2 forms: PINSRB_XMM_R64M8_IMM8, PINSRQ_XMM_RM64_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Gpr64:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, 0xfb, 0xf0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
+            return _bytes7(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, k1):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x03 | a0.vr | a1.vxb, 0xfb, 0xf0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM(fid, k0):   # 14 forms: XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, XOP_VPMACSSWD_XMM_XMM_XMMM128_XMM, XOP_VPMACSSDQL_XMM_XMM_XMMM128_XMM, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if not a3.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0x8f, 0x48 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3.is4)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0x8f, 0x08 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3.is4]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    return enc, None
-
-
-def shape_XOP_VPROTB_XMM_XMMM128_XMM(fid, k0):   # 12 forms: XOP_VPROTB_XMM_XMMM128_XMM, XOP_VPROTW_XMM_XMMM128_XMM, XOP_VPROTD_XMM_XMMM128_XMM, …
+def shape_PCMPESTRI64_XMM_XMMM128_IMM8(fid, k0):   # 2 forms: PCMPESTRI64_XMM_XMMM128_IMM8, PCMPESTRM64_XMM_XMMM128_IMM8
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Xmm:
-            return _bytes5(0x8f, 0x49 | a0.vr | a1.vb, a2.vv, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes7(0x66, 0x48 | a0.rex_r | a1.rex_b, 0x0f, 0x3a, k0, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x09 | a0.vr | a1.vxb, a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    return enc, None
-
-
-def shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8(fid, k0):   # 8 forms: XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, XOP_VPCOMW_XMM_XMM_XMMM128_IMM8, XOP_VPCOMD_XMM_XMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a2.__class__ is Xmm:
-            return _bytes6(0x8f, 0x48 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            return _bytes5(0x8f, 0x08 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_XOP_LLWPCB_R32(fid, k0):   # 2 forms: XOP_LLWPCB_R32, XOP_SLWPCB_R32
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xc9 | a0.vb, 0x78, 0x12, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_XOP_LLWPCB_R64(fid, k0):   # 2 forms: XOP_LLWPCB_R64, XOP_SLWPCB_R64
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes5(0x8f, 0xc9 | a0.vb, 0xf8, 0x12, k0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_XOP_LWPINS_R32_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xca | a1.vb, a0.vv, 0x12, 0xc0 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x8a | a1.vxb, a0.vv, 0x12, a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
+            return _bytes6(0x66, 0x48 | a0.rex_r | a1.rex, 0x0f, 0x3a, k0, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_XOP_LWPINS_R64_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xca | a1.vb, 0x80 | a0.vv, 0x12, 0xc0 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x8a | a1.vxb, 0x80 | a0.vv, 0x12, a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_XOP_LWPVAL_R32_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xca | a1.vb, a0.vv, 0x12, 0xc8 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x8a | a1.vxb, a0.vv, 0x12, 0x08 | a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_XOP_LWPVAL_R64_RM32_IMM32(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-2147483648 <= a2 <= 4294967295): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Gpr32:
-            return _bytes5(0x8f, 0xca | a1.vb, 0x80 | a0.vv, 0x12, 0xc8 | a1.lo) + _le32(a2 & 0xFFFFFFFF)
-        if a1.__class__ is Mem and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0x8f, 0x8a | a1.vxb, 0x80 | a0.vv, 0x12, 0x08 | a1.modrm) + a1.tail + _le32(a2 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2):
-        return (a2.__class__ is int and (-2147483648 <= a2 <= 4294967295))
-    return enc, fits
-
-
-def shape_VEX_STTILECFG_M512(fid, k0):   # 2 forms: VEX_STTILECFG_M512, VEX_LDTILECFG_M512
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 512):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes5(0xc4, 0x82 | a0.vxb, k0, 0x49, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_VEX_VPDPBUUD_XMM_XMM_XMMM128(fid, k0):   # 5 forms: VEX_VPDPBUUD_XMM_XMM_XMMM128, VEX_VPDPBUUDS_XMM_XMM_XMMM128, VEX_VPDPWUUD_XMM_XMM_XMMM128, …
+def shape_SHA1RNDS4_XMM_XMMM128_IMM8(fid):   # 1 form
     def enc(a0, a1, a2):
         if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VCVTNEPS2BF16_XMM_YMMM256(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7e, 0x72, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x7e, 0x72, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_CMPOXADD_M32_R32_R32(fid, k0):   # 16 forms: VEX_CMPOXADD_M32_R32_R32, VEX_CMPNOXADD_M32_R32_R32, VEX_CMPBXADD_M32_R32_R32, …
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Mem and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a1.vr | a0.vxb, 0x01 | a2.vv, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_VEX_CMPOXADD_M64_R64_R64(fid, k0):   # 16 forms: VEX_CMPOXADD_M64_R64_R64, VEX_CMPNOXADD_M64_R64_R64, VEX_CMPBXADD_M64_R64_R64, …
-    def enc(a0, a1, a2):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not a2.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            return _bytes5(0xc4, 0x02 | a1.vr | a0.vxb, 0x81 | a2.vv, k0, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    return enc, None
-
-
-def shape_VEX_VSHA512RNDS2_YMM_YMM_XMM(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Xmm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a2.vb, 0x07 | a1.vv, 0xcb, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_VEX_VSHA512MSG2_YMM_YMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Ymm:
-            return _bytes5(0xc4, 0x42 | a0.vr | a1.vb, 0x7f, 0xcd, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_RDFSBASE_R32(fid, k0, k1, k2):   # 8 forms: RDFSBASE_R32, RDGSBASE_R32, WRFSBASE_R32, …
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, k2 | a0.lo)
-            return _bytes4(k0, 0x0f, k1, k2 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_RDFSBASE_R64(fid, k0, k1, k2):   # 8 forms: RDFSBASE_R64, RDGSBASE_R64, WRFSBASE_R64, …
-    def enc(a0):
-        if a0.__class__ is Gpr64:
-            return _bytes5(k0, 0x48 | a0.rex_b, 0x0f, k1, k2 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_XSAVE64_MEM(fid, k0, k1):   # 6 forms: XSAVE64_MEM, XRSTOR64_MEM, XSAVEOPT64_MEM, …
-    def enc(a0):
-        if a0.__class__ is Mem:
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_CLWB_M8(fid, k0, k1, k2, k3):   # 6 forms: CLWB_M8, CLFLUSHOPT_M8, RSTORSSP_M64, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(k1, 0x40 | rex, 0x0f, k2, k3 | a0.modrm) + a0.tail
-            return _bytes4(k1, 0x0f, k2, k3 | a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_MOVDIR64B_R64_M512(fid, k0, k1, k2):   # 6 forms: MOVDIR64B_R64_M512, ENQCMD_R64_M512, ENQCMDS_R64_M512, …
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x40 | rex, 0x0f, 0x3a, 0xcc, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes5(0x0f, 0x3a, 0xcc, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             rex = a0.rex_r | a1.rex
-            if rex: return _bytes6(k1, 0x40 | rex, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(k1, 0x0f, 0x38, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x3a, 0xcc, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(0x0f, 0x3a, 0xcc, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_MOVDIR64B_R32_M512(fid, k0):   # 3 forms: MOVDIR64B_R32_M512, ENQCMD_R32_M512, ENQCMDS_R32_M512
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is A32Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes7(0x67, k0, 0x40 | rex, 0x0f, 0x38, 0xf8, a1.modrm | a0.reg3) + a1.tail
-            return _bytes6(0x67, k0, 0x0f, 0x38, 0xf8, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_XABORT_IMM8(fid):   # 1 form
+def shape_INT_IMM8(fid):   # 1 form
     def enc(a0):
         if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
         if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes3(0xc6, 0xf8, a0 & 0xFF)
+        return _bytes2(0xcd, a0 & 0xFF)
     def fits(a0):
         return (a0.__class__ is int and (-128 <= a0 <= 255))
     return enc, fits
 
 
-def shape_XBEGIN_REL16(fid):   # 1 form
+def shape_LOOPNE_REL8_64_ECX(fid, k0):   # 4 forms: LOOPNE_REL8_64_ECX, LOOPE_REL8_64_ECX, LOOP_REL8_64_ECX, …
     def enc(a0, ip=0):
         if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        d = a0 - ip - 5
-        if not (-32768 <= d <= 32767): raise _range_error(fid, (a0, ), 0, d)
-        return _bytes5(0x66, 0xc7, 0xf8, d & 0xFF, (d >> 8) & 0xFF)
+        d = a0 - ip - 3
+        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
+        return _bytes3(0x67, k0, d & 0xFF)
     def fits(a0, ip=0):
-        return (a0.__class__ is int and (-32768 <= (a0 - ip - 5) <= 32767))
+        return (a0.__class__ is int and (-128 <= (a0 - ip - 3) <= 127))
     return enc, fits
 
 
-def shape_EXTRQ_XMM_XMM(fid, k0):   # 2 forms: EXTRQ_XMM_XMM, INSERTQ_XMM_XMM
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EXTRQ_XMM_IMM8_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2):
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, a2, ), 1, a1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a0.__class__ is Xmm:
-            rex = a0.rex_b
-            if rex: return _bytes7(0x66, 0x40 | rex, 0x0f, 0x78, 0xc0 | a0.lo, a1 & 0xFF, a2 & 0xFF)
-            return _bytes6(0x66, 0x0f, 0x78, 0xc0 | a0.lo, a1 & 0xFF, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2):
-        return (a1.__class__ is int and (-128 <= a1 <= 255)) and (a2.__class__ is int and (-128 <= a2 <= 255))
+def shape_LOOPNE_REL8_16_ECX(fid, k0):   # 4 forms: LOOPNE_REL8_16_ECX, LOOPE_REL8_16_ECX, LOOP_REL8_16_ECX, …
+    def enc(a0, ip=0):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
+        if not (0 <= a0 <= 0xFFFF): raise _ip16_error(fid, (a0, ), 0)
+        d = (((a0 - ip - 4 + 0x8000) & 0xFFFF) - 0x8000)
+        if not (-128 <= d <= 127): raise _range_error(fid, (a0, ), 0, d)
+        return _bytes4(0x66, 0x67, k0, d & 0xFF)
+    def fits(a0, ip=0):
+        return (a0.__class__ is int and (0 <= a0 <= 0xFFFF) and (-128 <= (((a0 - ip - 4 + 0x8000) & 0xFFFF) - 0x8000) <= 127))
     return enc, fits
 
 
-def shape_INSERTQ_XMM_XMM_IMM8_IMM8(fid):   # 1 form
-    def enc(a0, a1, a2, a3):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 2, a2)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes7(0xf2, 0x40 | rex, 0x0f, 0x78, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, a3 & 0xFF)
-            return _bytes6(0xf2, 0x0f, 0x78, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF, a3 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-    def fits(a0, a1, a2, a3):
-        return (a2.__class__ is int and (-128 <= a2 <= 255)) and (a3.__class__ is int and (-128 <= a3 <= 255))
+def shape_IN_AX_IMM8(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes3(0x66, 0xe5, a1 & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
     return enc, fits
 
 
-def shape_LOADIWKEY_XMM_XMM(fid):   # 1 form
+def shape_IN_EAX_IMM8(fid):   # 1 form
     def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xdc, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xf3, 0x0f, 0x38, 0xdc, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        return _bytes2(0xe5, a1 & 0xFF)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
 
 
-def shape_ENCODEKEY128_R32_R32(fid, k0):   # 2 forms: ENCODEKEY128_R32_R32, ENCODEKEY256_R32_R32
+def shape_IN_AL_DX(fid):   # 1 form
     def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xf3, 0x0f, 0x38, k0, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xec'
     return enc, None
 
 
-def shape_AESENCWIDE128KL_M384(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 384):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, a0.modrm) + a0.tail
-            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
+def shape_IN_AX_DX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'f\xed'
     return enc, None
 
 
-SHAPES = (shape_VEX_RORX_R32_RM32_IMM8, shape_VEX_RORX_R64_RM64_IMM8, shape_XOP_VPMACSSWW_XMM_XMM_XMMM128_XMM, shape_XOP_VPROTB_XMM_XMMM128_XMM, shape_XOP_VPCOMB_XMM_XMM_XMMM128_IMM8, shape_XOP_LLWPCB_R32, shape_XOP_LLWPCB_R64, shape_XOP_LWPINS_R32_RM32_IMM32, shape_XOP_LWPINS_R64_RM32_IMM32, shape_XOP_LWPVAL_R32_RM32_IMM32, shape_XOP_LWPVAL_R64_RM32_IMM32, shape_VEX_STTILECFG_M512, shape_VEX_VPDPBUUD_XMM_XMM_XMMM128, shape_VEX_VCVTNEPS2BF16_XMM_YMMM256, shape_VEX_CMPOXADD_M32_R32_R32, shape_VEX_CMPOXADD_M64_R64_R64, shape_VEX_VSHA512RNDS2_YMM_YMM_XMM, shape_VEX_VSHA512MSG2_YMM_YMM, shape_RDFSBASE_R32, shape_RDFSBASE_R64, shape_XSAVE64_MEM, shape_CLWB_M8, shape_MOVDIR64B_R64_M512, shape_MOVDIR64B_R32_M512, shape_XABORT_IMM8, shape_XBEGIN_REL16, shape_EXTRQ_XMM_XMM, shape_EXTRQ_XMM_IMM8_IMM8, shape_INSERTQ_XMM_XMM_IMM8_IMM8, shape_LOADIWKEY_XMM_XMM, shape_ENCODEKEY128_R32_R32, shape_AESENCWIDE128KL_M384, )
+def shape_IN_EAX_DX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xed'
+    return enc, None
+
+
+def shape_OUT_IMM8_AL(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
+        return _bytes2(0xe6, a0 & 0xFF)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-128 <= a0 <= 255))
+    return enc, fits
+
+
+def shape_OUT_IMM8_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return _bytes3(0x66, 0xe7, a0 & 0xFF)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-128 <= a0 <= 255))
+    return enc, fits
+
+
+def shape_OUT_IMM8_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
+        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, a1, ), 0, a0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return _bytes2(0xe7, a0 & 0xFF)
+    def fits(a0, a1):
+        return (a0.__class__ is int and (-128 <= a0 <= 255))
+    return enc, fits
+
+
+def shape_OUT_DX_AL(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xee'
+    return enc, None
+
+
+def shape_OUT_DX_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'f\xef'
+    return enc, None
+
+
+def shape_OUT_DX_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xef'
+    return enc, None
+
+
+def shape_MOVSB_M8_M8(fid, k0, k1):   # 4 forms: MOVSB_M8_M8, MOVSD_M32_M32, MOVSW_M16_M16, …
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_SCASB_AL_M8(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xae'
+    return enc, None
+
+
+def shape_LODSB_AL_M8(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_al: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xac'
+    return enc, None
+
+
+def shape_STOSB_M8_AL(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_al: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xaa'
+    return enc, None
+
+
+def shape_INSB_M8_DX(fid, k0, k1):   # 3 forms: INSB_M8_DX, INSW_M16_DX, INSD_M32_DX
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_dx: raise _operand_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_OUTSB_DX_M8(fid, k0, k1):   # 3 forms: OUTSB_DX_M8, OUTSW_DX_M16, OUTSD_DX_M32
+    k1 = bytes(k1)
+    def enc(a0, a1):
+        if a0 is not R_dx: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, k0): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return k1
+    return enc, None
+
+
+def shape_SCASW_AX_M16(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'f\xaf'
+    return enc, None
+
+
+def shape_LODSW_AX_M16(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_ax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'f\xad'
+    return enc, None
+
+
+def shape_STOSW_M16_AX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 16): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_ax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'f\xab'
+    return enc, None
+
+
+def shape_SCASD_EAX_M32(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xaf'
+    return enc, None
+
+
+def shape_LODSD_EAX_M32(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_eax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'\xad'
+    return enc, None
+
+
+def shape_STOSD_M32_EAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 32): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_eax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'\xab'
+    return enc, None
+
+
+def shape_SCASQ_RAX_M64(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rdi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'H\xaf'
+    return enc, None
+
+
+SHAPES = (shape_PALIGNR_MM_MMM64_IMM8, shape_PINSRB_XMM_R32M8_IMM8, shape_PINSRB_XMM_R64M8_IMM8, shape_PCMPESTRI64_XMM_XMMM128_IMM8, shape_SHA1RNDS4_XMM_XMMM128_IMM8, shape_INT_IMM8, shape_LOOPNE_REL8_64_ECX, shape_LOOPNE_REL8_16_ECX, shape_IN_AX_IMM8, shape_IN_EAX_IMM8, shape_IN_AL_DX, shape_IN_AX_DX, shape_IN_EAX_DX, shape_OUT_IMM8_AL, shape_OUT_IMM8_AX, shape_OUT_IMM8_EAX, shape_OUT_DX_AL, shape_OUT_DX_AX, shape_OUT_DX_EAX, shape_MOVSB_M8_M8, shape_SCASB_AL_M8, shape_LODSB_AL_M8, shape_STOSB_M8_AL, shape_INSB_M8_DX, shape_OUTSB_DX_M8, shape_SCASW_AX_M16, shape_LODSW_AX_M16, shape_STOSW_M16_AX, shape_SCASD_EAX_M32, shape_LODSD_EAX_M32, shape_STOSD_M32_EAX, shape_SCASQ_RAX_M64, )

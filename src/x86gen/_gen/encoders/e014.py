@@ -3,269 +3,169 @@
 """Encoders, one function per shape: shapes 448-479 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _label_error, _le32, _mpx_address_error, _operand_error, _range_error
-from ...memory import Mem
-from ...registers import REGISTERS, BndReg, Gpr32, Gpr64, KReg, Mmx, StReg, Xmm
-R_ax = REGISTERS['ax']
-R_rip = REGISTERS['rip']
-R_st0 = REGISTERS['st0']
+from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _implicit_error, _label_error, _le32, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X
+R_rax = REGISTERS['rax']
+R_rbx = REGISTERS['rbx']
+R_rdi = REGISTERS['rdi']
+R_rsi = REGISTERS['rsi']
 
 
-def shape_AESDECWIDE128KL_M384(fid, k0, k1):   # 3 forms: AESDECWIDE128KL_M384, AESENCWIDE256KL_M512, AESDECWIDE256KL_M512
+def shape_LODSQ_RAX_M64(fid):   # 1 form
+    def enc(a0, a1):
+        if a0 is not R_rax: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is not Mem or a1.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 1)
+        if a1.base is not R_rsi or a1.index is not None or a1.disp or a1.label is not None: raise _implicit_error(fid, (a0, a1, ), 1)
+        return b'H\xad'
+    return enc, None
+
+
+def shape_STOSQ_M64_RAX(fid):   # 1 form
+    def enc(a0, a1):
+        if a0.__class__ is not Mem or a0.size not in (0, 64): raise _operand_error(fid, (a0, a1, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, ), 0)
+        if a1 is not R_rax: raise _operand_error(fid, (a0, a1, ), 1)
+        return b'H\xab'
+    return enc, None
+
+
+def shape_XLAT_M8(fid):   # 1 form
     def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
+        if a0.__class__ is not Mem or a0.size not in (0, 8): raise _operand_error(fid, (a0, ), 0)
+        if a0.base is not R_rbx or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, ), 0)
+        return b'\xd7'
+    return enc, None
+
+
+def shape_STR_RM16(fid, k0, k1, k2):   # 7 forms: STR_RM16, LLDT_RM16, LTR_RM16, …
+    def enc(a0):
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, k1 | a0.lo)
+            return _bytes4(0x66, 0x0f, k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             rex = a0.rex
-            if rex: return _bytes6(0xf3, 0x40 | rex, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
-            return _bytes5(0xf3, 0x0f, 0x38, 0xd8, k1 | a0.modrm) + a0.tail
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, k2 | a0.modrm) + a0.tail
+            return _bytes4(0x66, 0x0f, k0, k2 | a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_VEX_WRMSRNS_IMM32_R64(fid, k0):   # 2 forms: VEX_WRMSRNS_IMM32_R64, VEX_UWRMSR_IMM32_R64
-    def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-2147483648 <= a0 <= 4294967295): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0xc7 | a1.vb, 0x7a, k0, 0xc0 | a1.lo) + _le32(a0 & 0xFFFFFFFF)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-2147483648 <= a0 <= 4294967295))
-    return enc, fits
-
-
-def shape_D3NOW_PI2FW_MM_MMM64(fid, k0):   # 24 forms: D3NOW_PI2FW_MM_MMM64, D3NOW_PI2FD_MM_MMM64, D3NOW_PF2IW_MM_MMM64, …
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
-            return _bytes4(0x0f, 0x0f, 0xc0 | a0.reg3 | a1.lo, k0)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
-            return _bytes3(0x0f, 0x0f, a1.modrm | a0.reg3) + a1.tail + _BYTE[k0]
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_REX2_STR_RM16(fid, k0, k1, k2):   # 2 forms: REX2_STR_RM16, REX2_SMSW_RM16
+    def enc(a0):
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_b, k0, k1 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_BNDMK_BND_M64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0xf3, 0x0f, 0x1b, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_STR_R32M16(fid, k0, k1, k2):   # 7 forms: STR_R32M16, LLDT_R32M16, LTR_R32M16, …
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k1 | a0.lo)
+            return _bytes3(0x0f, k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k2 | a0.modrm) + a0.tail
+            return _bytes3(0x0f, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_BNDCL_BND_RM64(fid, k0, k1):   # 3 forms: BNDCL_BND_RM64, BNDCU_BND_RM64, BNDCN_BND_RM64
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(k0, 0x0f, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(k0, 0x0f, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_REX2_STR_R32M16(fid, k0, k1, k2):   # 2 forms: REX2_STR_R32M16, REX2_SMSW_R32M16
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_b, k0, k1 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0xd5, 0x80 | a0.rex, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_BNDMOV_BND_BNDM128(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is BndReg:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, 0x1a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_STR_R64M16(fid, k0, k1, k2):   # 7 forms: STR_R64M16, LLDT_R64M16, LTR_R64M16, …
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x0f, k0, k1 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, k0, k2 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_BNDMOV_BNDM128_BND(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is BndReg:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1b, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes4(0x66, 0x0f, 0x1b, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 128):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
-            return _bytes4(0x66, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
+def shape_LKGS_RM16(fid):   # 1 form
+    def enc(a0):
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes6(0x66, 0xf2, 0x40 | rex, 0x0f, 0x00, 0xf0 | a0.lo)
+            return _bytes5(0x66, 0xf2, 0x0f, 0x00, 0xf0 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes6(0x66, 0xf2, 0x40 | rex, 0x0f, 0x00, 0x30 | a0.modrm) + a0.tail
+            return _bytes5(0x66, 0xf2, 0x0f, 0x00, 0x30 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_BNDLDX_BND_MIB(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem:
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 1, 'rip')
-            if a1.scale != 1 and a1.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 1, 'scale')
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x1a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+def shape_LKGS_R32M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R32M16, PTWRITE_RM32
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, k2 | a0.lo)
+            return _bytes4(k0, 0x0f, k1, k2 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k3):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            rex = a0.rex
+            if rex: return _bytes5(k0, 0x40 | rex, 0x0f, k1, k4 | a0.modrm) + a0.tail
+            return _bytes4(k0, 0x0f, k1, k4 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_BNDSTX_MIB_BND(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is BndReg: raise _operand_error(fid, (a0, a1, ), 1)
+def shape_LKGS_R64M16(fid, k0, k1, k2, k3, k4):   # 2 forms: LKGS_R64M16, PTWRITE_RM64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes5(k0, 0x48 | a0.rex_b, 0x0f, k1, k2 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, k3):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes5(k0, 0x48 | a0.rex, 0x0f, k1, k4 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_INVLPG_M(fid, k0, k1):   # 7 forms: INVLPG_M, XSAVE_MEM, XRSTOR_MEM, …
+    def enc(a0):
         if a0.__class__ is Mem:
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.base is R_rip: raise _mpx_address_error(fid, (a0, a1, ), 0, 'rip')
-            if a0.scale != 1 and a0.index is not None: raise _mpx_address_error(fid, (a0, a1, ), 0, 'scale')
-            rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0x1b, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_FADD_M32FP(fid, k0, k1):   # 8 forms: FADD_M32FP, FADD_M64FP, FLD_M32FP, …
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
             if a0.label is not None: raise _label_error(fid, (a0, ))
             rex = a0.rex
-            if rex: return _bytes3(0x40 | rex, k1, a0.modrm) + a0.tail
-            return _bytes2(k1, a0.modrm) + a0.tail
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, k1 | a0.modrm) + a0.tail
+            return _bytes3(0x0f, k0, k1 | a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_FADD_ST0_STI(fid, k0, k1):   # 28 forms: FADD_ST0_STI, FMUL_ST0_STI, FCOM_ST0_STI, …
-    def enc(a0, a1):
-        if a0 is not R_st0: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is StReg:
-            rex = a1.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a1.lo)
-            return _bytes2(k0, k1 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_FADD_STI_ST0(fid, k0, k1):   # 12 forms: FADD_STI_ST0, FMUL_STI_ST0, FSUB_STI_ST0, …
-    def enc(a0, a1):
-        if a1 is not R_st0: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is StReg:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_FLD_STI(fid, k0, k1):   # 8 forms: FLD_STI, FST_STI, FSTP_STI, …
+def shape_REX2_INVLPG_M(fid):   # 1 form
     def enc(a0):
-        if a0.__class__ is StReg:
-            rex = a0.rex_b
-            if rex: return _bytes3(0x40 | rex, k0, k1 | a0.lo)
-            return _bytes2(k0, k1 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_FSTSW_AX(fid, k0):   # 2 forms: FSTSW_AX, FNSTSW_AX
-    k0 = bytes(k0)
-    def enc(a0):
-        if a0 is not R_ax: raise _operand_error(fid, (a0, ), 0)
-        return k0
-    return enc, None
-
-
-def shape_FSTENV_M14BYTE(fid, k0, k1):   # 2 forms: FSTENV_M14BYTE, FSAVE_M94BYTE
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, k0):
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem):
             if a0.label is not None: raise _label_error(fid, (a0, ))
-            rex = a0.rex
-            if rex: return _bytes5(0x9b, 0x66, 0x40 | rex, k1, 0x30 | a0.modrm) + a0.tail
-            return _bytes4(0x9b, 0x66, k1, 0x30 | a0.modrm) + a0.tail
+            return _bytes4(0xd5, 0x80 | a0.rex, 0x01, 0x38 | a0.modrm) + a0.tail
         raise _operand_error(fid, (a0, ), 0)
     return enc, None
 
 
-def shape_FXSAVE64_M512BYTE(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Mem and a0.size in (0, 4096):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            return _bytes4(0x48 | a0.rex, 0x0f, 0xae, a0.modrm) + a0.tail
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_CVTPI2PS_XMM_MMM64(fid):   # 1 form
+def shape_LSS_R16_M1616(fid, k0):   # 3 forms: LSS_R16_M1616, LFS_R16_M1616, LGS_R16_M1616
     def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTPI2PD_XMM_MMM64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, 0x2a, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x66, 0x0f, 0x2a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPS2PI_MM_XMMM64(fid, k0):   # 2 forms: CVTTPS2PI_MM_XMMM64, CVTPS2PI_MM_XMMM64
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTPD2PI_MM_XMMM128
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0x66, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 128):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 32):
             if a1.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a0.rex_r | a1.rex
             if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
@@ -274,143 +174,263 @@ def shape_CVTTPD2PI_MM_XMMM128(fid, k0):   # 2 forms: CVTTPD2PI_MM_XMMM128, CVTP
     return enc, None
 
 
-def shape_PSHUFW_MM_MMM64_IMM8(fid):   # 1 form
+def shape_REX2_LSS_R16_M1616(fid, k0):   # 3 forms: REX2_LSS_R16_M1616, REX2_LFS_R16_M1616, REX2_LGS_R16_M1616
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_LSS_R32_M1632(fid, k0):   # 3 forms: LSS_R32_M1632, LFS_R32_M1632, LGS_R32_M1632
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 48):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes3(0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LSS_R32_M1632(fid, k0):   # 3 forms: REX2_LSS_R32_M1632, REX2_LFS_R32_M1632, REX2_LGS_R32_M1632
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 48):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_LSS_R64_M1664(fid, k0):   # 3 forms: LSS_R64_M1664, LFS_R64_M1664, LGS_R64_M1664
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 80):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_LSS_R64_M1664(fid, k0):   # 3 forms: REX2_LSS_R64_M1664, REX2_LFS_R64_M1664, REX2_LGS_R64_M1664
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 80):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_RDMSR_R64_IMM32(fid, k0):   # 2 forms: VEX_RDMSR_R64_IMM32, VEX_URDMSR_R64_IMM32
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-2147483648 <= a1 <= 4294967295): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0xc4, 0xc7 | a0.vb, 0x7b, k0, 0xc0 | a0.lo) + _le32(a1 & 0xFFFFFFFF)
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-2147483648 <= a1 <= 4294967295))
+    return enc, fits
+
+
+def shape_REX2_BT_RM16_R16(fid, k0):   # 6 forms: REX2_BT_RM16_R16, REX2_BTS_RM16_R16, REX2_CMPXCHG_RM16_R16, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_REX2_BT_RM32_R32(fid, k0):   # 6 forms: REX2_BT_RM32_R32, REX2_BTS_RM32_R32, REX2_CMPXCHG_RM32_R32, …
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: BT_RM16_IMM8, BTS_RM16_IMM8, BTR_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+            return _bytes5(0x66, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes4(0x66, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_BT_RM16_IMM8(fid, k0, k1):   # 4 forms: REX2_BT_RM16_IMM8, REX2_BTS_RM16_IMM8, REX2_BTR_RM16_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, 0x80 | a0.rex2_b, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: BT_RM32_IMM8, BTS_RM32_IMM8, BTR_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+            return _bytes4(0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+            return _bytes3(0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_REX2_BT_RM32_IMM8(fid, k0, k1):   # 4 forms: REX2_BT_RM32_IMM8, REX2_BTS_RM32_IMM8, REX2_BTR_RM32_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, 0x80 | a0.rex2_b, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a0.rex, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_BT_RM64_IMM8(fid, k0, k1):   # 4 forms: BT_RM64_IMM8, BTS_RM64_IMM8, BTR_RM64_IMM8, …
+    def enc(a0, a1):
+        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
+        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x48 | a0.rex_b, 0x0f, 0xba, k0 | a0.lo, a1 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, 0xba, k1 | a0.modrm) + a0.tail + _BYTE[a1 & 0xFF]
+        raise _operand_error(fid, (a0, a1, ), 0)
+    def fits(a0, a1):
+        return (a1.__class__ is int and (-128 <= a1 <= 255))
+    return enc, fits
+
+
+def shape_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: SHLD_RM16_R16_IMM8, SHRD_RM16_R16_IMM8
     def enc(a0, a1, a2):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-            return _bytes4(0x0f, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-            return _bytes3(0x0f, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes5(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_MOVQ2DQ_XMM_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mmx:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0xf3, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
+def shape_REX2_SHLD_RM16_R16_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM16_R16_IMM8, REX2_SHRD_RM16_R16_IMM8
+    def enc(a0, a1, a2):
+        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_MOVDQ2Q_MM_XMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Xmm:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes5(0xf2, 0x40 | rex, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes4(0xf2, 0x0f, 0xd6, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_MOVNTQ_M64_MM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Mmx: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+def shape_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: SHLD_RM32_R32_IMM8, SHRD_RM32_R32_IMM8
+    def enc(a0, a1, a2):
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+            return _bytes4(0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0xe7, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0xe7, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_KANDW_KR_KR_KR(fid, k0, k1):   # 14 forms: VEX_KANDW_KR_KR_KR, VEX_KANDB_KR_KR_KR, VEX_KANDNW_KR_KR_KR, …
+def shape_REX2_SHLD_RM32_R32_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM32_R32_IMM8, REX2_SHRD_RM32_R32_IMM8
     def enc(a0, a1, a2):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is KReg:
-            if a2.vb: return _bytes4(0xc5, k0 | a0.vr | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes5(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_KANDQ_KR_KR_KR(fid, k0, k1):   # 13 forms: VEX_KANDQ_KR_KR_KR, VEX_KANDD_KR_KR_KR, VEX_KANDNQ_KR_KR_KR, …
+def shape_SHLD_RM64_R64_IMM8(fid, k0):   # 2 forms: SHLD_RM64_R64_IMM8, SHRD_RM64_R64_IMM8
     def enc(a0, a1, a2):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, k0 | a1.vv, k1, 0xc0 | a0.reg3 | a2.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a0.__class__ is Gpr64:
+            return _bytes5(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
 
 
-def shape_VEX_KNOTW_KR_KR(fid, k0, k1):   # 6 forms: VEX_KNOTW_KR_KR, VEX_KNOTB_KR_KR, VEX_KORTESTW_KR_KR, …
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KNOTQ_KR_KR(fid, k0, k1):   # 6 forms: VEX_KNOTQ_KR_KR, VEX_KNOTD_KR_KR, VEX_KORTESTQ_KR_KR, …
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVW_KR_KM16(fid, k0, k1):   # 2 forms: VEX_KMOVW_KR_KM16, VEX_KMOVB_KR_KM8
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, 0x90, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x90, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x90, a1.modrm | a0.reg3) + a1.tail
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x90, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVW_M16_KR(fid, k0, k1):   # 2 forms: VEX_KMOVW_M16_KR, VEX_KMOVB_M8_KR
-    def enc(a0, a1):
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if a0.vxb == 0x60: return _bytes4(0xc5, k1 | a1.vr, 0x91, a0.modrm | a1.reg3) + a0.tail
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, 0x91, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_KMOVW_KR_R32(fid, k0):   # 3 forms: VEX_KMOVW_KR_R32, VEX_KMOVB_KR_R32, VEX_KMOVD_KR_R32
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr32:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, 0x92, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x92, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVW_R32_KR(fid, k0):   # 3 forms: VEX_KMOVW_R32_KR, VEX_KMOVB_R32_KR, VEX_KMOVD_R32_KR
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, 0x93, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x93, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-SHAPES = (shape_AESDECWIDE128KL_M384, shape_VEX_WRMSRNS_IMM32_R64, shape_D3NOW_PI2FW_MM_MMM64, shape_BNDMK_BND_M64, shape_BNDCL_BND_RM64, shape_BNDMOV_BND_BNDM128, shape_BNDMOV_BNDM128_BND, shape_BNDLDX_BND_MIB, shape_BNDSTX_MIB_BND, shape_FADD_M32FP, shape_FADD_ST0_STI, shape_FADD_STI_ST0, shape_FLD_STI, shape_FSTSW_AX, shape_FSTENV_M14BYTE, shape_FXSAVE64_M512BYTE, shape_CVTPI2PS_XMM_MMM64, shape_CVTPI2PD_XMM_MMM64, shape_CVTTPS2PI_MM_XMMM64, shape_CVTTPD2PI_MM_XMMM128, shape_PSHUFW_MM_MMM64_IMM8, shape_MOVQ2DQ_XMM_MM, shape_MOVDQ2Q_MM_XMM, shape_MOVNTQ_M64_MM, shape_VEX_KANDW_KR_KR_KR, shape_VEX_KANDQ_KR_KR_KR, shape_VEX_KNOTW_KR_KR, shape_VEX_KNOTQ_KR_KR, shape_VEX_KMOVW_KR_KM16, shape_VEX_KMOVW_M16_KR, shape_VEX_KMOVW_KR_R32, shape_VEX_KMOVW_R32_KR, )
+SHAPES = (shape_LODSQ_RAX_M64, shape_STOSQ_M64_RAX, shape_XLAT_M8, shape_STR_RM16, shape_REX2_STR_RM16, shape_STR_R32M16, shape_REX2_STR_R32M16, shape_STR_R64M16, shape_LKGS_RM16, shape_LKGS_R32M16, shape_LKGS_R64M16, shape_INVLPG_M, shape_REX2_INVLPG_M, shape_LSS_R16_M1616, shape_REX2_LSS_R16_M1616, shape_LSS_R32_M1632, shape_REX2_LSS_R32_M1632, shape_LSS_R64_M1664, shape_REX2_LSS_R64_M1664, shape_VEX_RDMSR_R64_IMM32, shape_REX2_BT_RM16_R16, shape_REX2_BT_RM32_R32, shape_BT_RM16_IMM8, shape_REX2_BT_RM16_IMM8, shape_BT_RM32_IMM8, shape_REX2_BT_RM32_IMM8, shape_BT_RM64_IMM8, shape_SHLD_RM16_R16_IMM8, shape_REX2_SHLD_RM16_R16_IMM8, shape_SHLD_RM32_R32_IMM8, shape_REX2_SHLD_RM32_R32_IMM8, shape_SHLD_RM64_R64_IMM8, )

@@ -3,382 +3,376 @@
 """Encoders, one function per shape: shapes 480-511 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _bytes4, _bytes5, _bytes6, _distinct_error, _label_error, _mask_required_error, _operand_error, _range_error
-from ...memory import Mem, VsibMem
-from ...registers import Gpr64, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...encoding.runtime import _BYTE, _bytes2, _bytes3, _bytes4, _bytes5, _bytes6, _high8_error, _label_error, _operand_error, _range_error
+from ...memory import EgprMem, Mem
+from ...registers import REGISTERS, Gpr16, Gpr16X, Gpr32, Gpr32X, Gpr64, Gpr64X, Gpr8, Gpr8X
+R_cl = REGISTERS['cl']
 
 
-def shape_VEX_KMOVQ_KR_KM64(fid, k0, k1):   # 2 forms: VEX_KMOVQ_KR_KM64, VEX_KMOVD_KR_KM32
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x90, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, k1):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x90, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVQ_M64_KR(fid, k0, k1):   # 2 forms: VEX_KMOVQ_M64_KR, VEX_KMOVD_M32_KR
-    def enc(a0, a1):
-        if not a1.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k1, 0x91, a0.modrm | a1.reg3) + a0.tail
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_VEX_KMOVQ_KR_R64(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xfb, 0x92, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KMOVQ_R64_KR(fid):   # 1 form
-    def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, 0xfb, 0x93, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_KSHIFTRB_KR_KR_IMM8(fid, k0, k1):   # 8 forms: VEX_KSHIFTRB_KR_KR_IMM8, VEX_KSHIFTRW_KR_KR_IMM8, VEX_KSHIFTRD_KR_KR_IMM8, …
+def shape_REX2_SHLD_RM64_R64_IMM8(fid, k0):   # 2 forms: REX2_SHLD_RM64_R64_IMM8, REX2_SHRD_RM64_R64_IMM8
     def enc(a0, a1, a2):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is KReg:
-            return _bytes6(0xc4, 0x43 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xd5, 0x88 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     def fits(a0, a1, a2):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_VEX_VPGATHERDD_XMM_VM32X_XMM(fid, k0, k1, k2):   # 8 forms: VEX_VPGATHERDD_XMM_VM32X_XMM, VEX_VPGATHERDQ_XMM_VM32X_XMM, VEX_VPGATHERQD_XMM_VM64X_XMM, …
+def shape_SHLD_RM16_R16_CL(fid, k0):   # 2 forms: SHLD_RM16_R16_CL, SHRD_RM16_R16_CL
     def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a0.__class__ is Gpr16:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes4(0x66, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x66, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_VEX_VPGATHERDD_YMM_VM32Y_YMM(fid, k0, k1, k2):   # 4 forms: VEX_VPGATHERDD_YMM_VM32Y_YMM, VEX_VPGATHERQQ_YMM_VM64Y_YMM, VEX_VGATHERDPS_YMM_VM32Y_YMM, …
+def shape_REX2_SHLD_RM16_R16_CL(fid, k0):   # 2 forms: REX2_SHLD_RM16_R16_CL, REX2_SHRD_RM16_R16_CL
     def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k1 | a2.vv, k2, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 16):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes5(0x66, 0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPGATHERDD_XMM_K1_VM32X(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPGATHERDD_XMM_K1_VM32X, EVEX_VPGATHERDQ_XMM_K1_VM32X, EVEX_VPGATHERQD_XMM_K1_VM64X, …
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_YMM_K1_VM32Y(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_YMM_K1_VM32Y, EVEX_VPGATHERQQ_YMM_K1_VM64Y, EVEX_VGATHERDPS_YMM_K1_VM32Y, …
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x20 | a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPGATHERDD_ZMM_K1_VM32Z, EVEX_VPGATHERQQ_ZMM_K1_VM64Z, EVEX_VGATHERDPS_ZMM_K1_VM32Z, …
-    def enc(a0, a1, aaa=0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, k0):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, k2, 0x40 | a1.index.evv | aaa, k3, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VPGATHERDQ_YMM_VM32X_YMM(fid, k0):   # 2 forms: VEX_VPGATHERDQ_YMM_VM32X_YMM, VEX_VGATHERDPD_YMM_VM32X_YMM
+def shape_SHLD_RM32_R32_CL(fid, k0):   # 2 forms: SHLD_RM32_R32_CL, SHRD_RM32_R32_CL
     def enc(a0, a1, a2):
-        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Xmm and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x85 | a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a0.__class__ is Gpr32:
+            rex = a1.rex_r | a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPGATHERDQ_YMM_K1_VM32X(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_YMM_K1_VM32X, EVEX_VGATHERDPD_YMM_K1_VM32X
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Xmm, XmmHigh) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(8)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y(fid, k0):   # 2 forms: EVEX_VPGATHERDQ_ZMM_K1_VM32Y, EVEX_VGATHERDPD_ZMM_K1_VM32Y
-    def enc(a0, a1, aaa=0):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(8)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0xfd, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_VPGATHERQD_XMM_VM64Y_XMM(fid, k0):   # 2 forms: VEX_VPGATHERQD_XMM_VM64Y_XMM, VEX_VGATHERQPS_XMM_VM64Y_XMM
+def shape_REX2_SHLD_RM32_R32_CL(fid, k0):   # 2 forms: REX2_SHLD_RM32_R32_CL, REX2_SHRD_RM32_R32_CL
     def enc(a0, a1, a2):
-        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Ymm and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a2.num or a0.num == a1.index.num or a2.num == a1.index.num: raise _distinct_error(fid, (a0, a1, a2, ), 'gather')
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, 0x05 | a2.vv, k0, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPGATHERQD_XMM_K1_VM64Y(fid, k0):   # 2 forms: EVEX_VPGATHERQD_XMM_K1_VM64Y, EVEX_VGATHERQPS_XMM_K1_VM64Y
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ in (Ymm, YmmHigh) and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(4)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x20 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPGATHERQD_YMM_K1_VM64Z(fid, k0):   # 2 forms: EVEX_VPGATHERQD_YMM_K1_VM64Z, EVEX_VGATHERQPS_YMM_K1_VM64Z
-    def enc(a0, a1, aaa=0):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is VsibMem and a1.index.__class__ is Zmm and a1.size in (0, 32):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            if a0.num == a1.index.num: raise _distinct_error(fid, (a0, a1, ), 'evex_gather')
-            m, t = a1.disp8n(4)
-            return _bytes6(0x62, 0x02 | a0.evr | a1.vxb, 0x7d, 0x40 | a1.index.evv | aaa, k0, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDD_VM32X_K1_XMM(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VPSCATTERDD_VM32X_K1_XMM, EVEX_VPSCATTERDQ_VM32X_K1_XMM, EVEX_VPSCATTERQD_VM64X_K1_XMM, …
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Y_K1_YMM, EVEX_VPSCATTERQQ_VM64Y_K1_YMM, EVEX_VSCATTERDPS_VM32Y_K1_YMM, …
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x20 | a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM(fid, k0, k1, k2, k3):   # 4 forms: EVEX_VPSCATTERDD_VM32Z_K1_ZMM, EVEX_VPSCATTERQQ_VM64Z_K1_ZMM, EVEX_VSCATTERDPS_VM32Z_K1_ZMM, …
-    def enc(a0, a1, aaa=0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32X_K1_YMM, EVEX_VSCATTERDPD_VM32X_K1_YMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Xmm, XmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM(fid, k0):   # 2 forms: EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, EVEX_VSCATTERDPD_VM32Y_K1_ZMM
-    def enc(a0, a1, aaa=0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_VM64Y_K1_XMM, EVEX_VSCATTERQPS_VM64Y_K1_XMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(4)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x20 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM(fid, k0):   # 2 forms: EVEX_VPSCATTERQD_VM64Z_K1_YMM, EVEX_VSCATTERQPS_VM64Z_K1_YMM
-    def enc(a0, a1, aaa=0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, 32):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(4)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7d, 0x40 | a0.index.evv | aaa, k0, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VGATHERPF0DPS_VM32Z_K1(fid, k0, k1, k2, k3, k4):   # 12 forms: EVEX_VGATHERPF0DPS_VM32Z_K1, EVEX_VGATHERPF1DPS_VM32Z_K1, EVEX_VSCATTERPF0DPS_VM32Z_K1, …
-    def enc(a0, aaa=0):
-        if a0.__class__ is VsibMem and a0.index.__class__ is Zmm and a0.size in (0, k0):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
-            m, t = a0.disp8n(k1)
-            return _bytes6(0x62, 0x92 | a0.vxb, k2, 0x40 | a0.index.evv | aaa, k3, k4 | m) + t
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_EVEX_VGATHERPF0DPD_VM32Y_K1(fid, k0):   # 4 forms: EVEX_VGATHERPF0DPD_VM32Y_K1, EVEX_VGATHERPF1DPD_VM32Y_K1, EVEX_VSCATTERPF0DPD_VM32Y_K1, …
-    def enc(a0, aaa=0):
-        if a0.__class__ is VsibMem and a0.index.__class__ in (Ymm, YmmHigh) and a0.size in (0, 64):
-            if a0.label is not None: raise _label_error(fid, (a0, ))
-            if aaa.__class__ is not int or not 0 < aaa < 8: raise _mask_required_error(fid, (a0, ))
-            m, t = a0.disp8n(8)
-            return _bytes6(0x62, 0x92 | a0.vxb, 0xfd, 0x40 | a0.index.evv | aaa, 0xc6, k0 | m) + t
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_VEX_TDPBF16PS_TMM_TMM_TMM(fid, k0, k1, k2):   # 10 forms: VEX_TDPBF16PS_TMM_TMM_TMM, VEX_TDPBUSD_TMM_TMM_TMM, VEX_TDPBSUD_TMM_TMM_TMM, …
+def shape_SHLD_RM64_R64_CL(fid, k0):   # 2 forms: SHLD_RM64_R64_CL, SHRD_RM64_R64_CL
     def enc(a0, a1, a2):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Tmm:
-            if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
-            return _bytes5(0xc4, k0 | a0.vr | a1.vb, k1 | a2.vv, k2, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a1.rex_r | a0.rex_b, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0x48 | a1.rex_r | a0.rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_VEX_TDPBUUD_TMM_TMM_TMM(fid, k0, k1):   # 3 forms: VEX_TDPBUUD_TMM_TMM_TMM, VEX_TCMMRLFP16PS_TMM_TMM_TMM, VEX_TDPBF8PS_TMM_TMM_TMM
+def shape_REX2_SHLD_RM64_R64_CL(fid, k0):   # 2 forms: REX2_SHLD_RM64_R64_CL, REX2_SHRD_RM64_R64_CL
     def enc(a0, a1, a2):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Tmm: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Tmm:
-            if a0.num == a1.num or a0.num == a2.num or a1.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'tiles')
-            return _bytes5(0xc4, k0 | a0.vr | a1.vb, a2.vv, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if not (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2 is not R_cl: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            return _bytes4(0xd5, 0x88 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 0)
     return enc, None
 
 
-def shape_VEX_TILELOADDT1_TMM_SIBMEM(fid, k0, k1):   # 4 forms: VEX_TILELOADDT1_TMM_SIBMEM, VEX_TILELOADD_TMM_SIBMEM, VEX_TILELOADDRS_TMM_SIBMEM, …
+def shape_CMPXCHG_RM8_R8(fid, k0):   # 2 forms: CMPXCHG_RM8_R8, XADD_RM8_R8
     def enc(a0, a1):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem:
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            a1 = a1.with_sib()
-            return _bytes5(0xc4, 0x02 | a0.vr | a1.vxb, k0, k1, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_VEX_TILESTORED_SIBMEM_TMM(fid):   # 1 form
-    def enc(a0, a1):
-        if not a1.__class__ is Tmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Mem:
+        if not a1.__class__ is Gpr8: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Gpr8:
+            rex = a1.rex_r | a0.rex_b | a0.rex8 | a1.rex8
+            if rex and (a0.high or a1.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+            return _bytes3(0x0f, k0, 0xc0 | a1.reg3 | a0.lo)
+        if a0.__class__ is Mem and a0.size in (0, 8):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            a0 = a0.with_sib()
-            return _bytes5(0xc4, 0x02 | a1.vr | a0.vxb, 0x7a, 0x4b, a0.modrm | a1.reg3) + a0.tail
+            rex = a1.rex_r | a0.rex | a1.rex8
+            if rex and (a1.high): raise _high8_error(fid, (a0, a1, ))
+            if rex: return _bytes4(0x40 | rex, 0x0f, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes3(0x0f, k0, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_VEX_TILEZERO_TMM(fid):   # 1 form
+def shape_REX2_CMPXCHG_RM8_R8(fid, k0):   # 2 forms: REX2_CMPXCHG_RM8_R8, REX2_XADD_RM8_R8
+    def enc(a0, a1):
+        if not (a1.__class__ is Gpr8 or a1.__class__ is Gpr8X): raise _operand_error(fid, (a0, a1, ), 1)
+        if (a0.__class__ is Gpr8 or a0.__class__ is Gpr8X):
+            if a0.high or a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex2_b, k0, 0xc0 | a1.reg3 | a0.lo)
+        if (a0.__class__ is Mem or a0.__class__ is EgprMem) and a0.size in (0, 8):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.high: raise _high8_error(fid, (a0, a1, ))
+            return _bytes4(0xd5, 0x80 | a1.rex2_r | a0.rex, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_BSWAP_R16(fid):   # 1 form
     def enc(a0):
-        if not a0.__class__ is Tmm: raise _operand_error(fid, (a0, ), 0)
-        return _bytes5(0xc4, 0x62 | a0.vr, 0x7b, 0x49, 0xc0 | a0.reg3)
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, ), 0)
+        rex = a0.rex_b
+        if rex: return _bytes4(0x66, 0x40 | rex, 0x0f, 0xc8 | a0.lo)
+        return _bytes3(0x66, 0x0f, 0xc8 | a0.lo)
     return enc, None
 
 
-def shape_ENTERQ_IMM16_IMM8(fid):   # 1 form
+def shape_BSWAP_R32(fid):   # 1 form
+    def enc(a0):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, ), 0)
+        rex = a0.rex_b
+        if rex: return _bytes3(0x40 | rex, 0x0f, 0xc8 | a0.lo)
+        return _bytes2(0x0f, 0xc8 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_BSWAP_R32(fid):   # 1 form
+    def enc(a0):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, ), 0)
+        return _bytes3(0xd5, 0x80 | a0.rex2_b, 0xc8 | a0.lo)
+    return enc, None
+
+
+def shape_BSWAP_R64(fid):   # 1 form
+    def enc(a0):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, ), 0)
+        return _bytes3(0x48 | a0.rex_b, 0x0f, 0xc8 | a0.lo)
+    return enc, None
+
+
+def shape_REX2_BSWAP_R64(fid):   # 1 form
+    def enc(a0):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, ), 0)
+        return _bytes3(0xd5, 0x88 | a0.rex2_b, 0xc8 | a0.lo)
+    return enc, None
+
+
+def shape_POPCNT_R16_RM16(fid, k0):   # 3 forms: POPCNT_R16_RM16, TZCNT_R16_RM16, LZCNT_R16_RM16
     def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes4(0xc8, a0 & 0xFF, (a0 >> 8) & 0xFF, a1 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-32768 <= a0 <= 65535)) and (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr16:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0x66, 0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
-def shape_ENTERW_IMM16_IMM8(fid):   # 1 form
+def shape_REX2_POPCNT_R16_RM16(fid, k0):   # 3 forms: REX2_POPCNT_R16_RM16, REX2_TZCNT_R16_RM16, REX2_LZCNT_R16_RM16
     def enc(a0, a1):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 0)
-        if not (-32768 <= a0 <= 65535): raise _range_error(fid, (a0, a1, ), 0, a0)
-        if a1.__class__ is not int: raise _operand_error(fid, (a0, a1, ), 1)
-        if not (-128 <= a1 <= 255): raise _range_error(fid, (a0, a1, ), 1, a1)
-        return _bytes5(0x66, 0xc8, a0 & 0xFF, (a0 >> 8) & 0xFF, a1 & 0xFF)
-    def fits(a0, a1):
-        return (a0.__class__ is int and (-32768 <= a0 <= 65535)) and (a1.__class__ is int and (-128 <= a1 <= 255))
-    return enc, fits
+        if not (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr16 or a1.__class__ is Gpr16X):
+            return _bytes6(0x66, 0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes6(0x66, 0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
 
 
-SHAPES = (shape_VEX_KMOVQ_KR_KM64, shape_VEX_KMOVQ_M64_KR, shape_VEX_KMOVQ_KR_R64, shape_VEX_KMOVQ_R64_KR, shape_VEX_KSHIFTRB_KR_KR_IMM8, shape_VEX_VPGATHERDD_XMM_VM32X_XMM, shape_VEX_VPGATHERDD_YMM_VM32Y_YMM, shape_EVEX_VPGATHERDD_XMM_K1_VM32X, shape_EVEX_VPGATHERDD_YMM_K1_VM32Y, shape_EVEX_VPGATHERDD_ZMM_K1_VM32Z, shape_VEX_VPGATHERDQ_YMM_VM32X_YMM, shape_EVEX_VPGATHERDQ_YMM_K1_VM32X, shape_EVEX_VPGATHERDQ_ZMM_K1_VM32Y, shape_VEX_VPGATHERQD_XMM_VM64Y_XMM, shape_EVEX_VPGATHERQD_XMM_K1_VM64Y, shape_EVEX_VPGATHERQD_YMM_K1_VM64Z, shape_EVEX_VPSCATTERDD_VM32X_K1_XMM, shape_EVEX_VPSCATTERDD_VM32Y_K1_YMM, shape_EVEX_VPSCATTERDD_VM32Z_K1_ZMM, shape_EVEX_VPSCATTERDQ_VM32X_K1_YMM, shape_EVEX_VPSCATTERDQ_VM32Y_K1_ZMM, shape_EVEX_VPSCATTERQD_VM64Y_K1_XMM, shape_EVEX_VPSCATTERQD_VM64Z_K1_YMM, shape_EVEX_VGATHERPF0DPS_VM32Z_K1, shape_EVEX_VGATHERPF0DPD_VM32Y_K1, shape_VEX_TDPBF16PS_TMM_TMM_TMM, shape_VEX_TDPBUUD_TMM_TMM_TMM, shape_VEX_TILELOADDT1_TMM_SIBMEM, shape_VEX_TILESTORED_SIBMEM_TMM, shape_VEX_TILEZERO_TMM, shape_ENTERQ_IMM16_IMM8, shape_ENTERW_IMM16_IMM8, )
+def shape_POPCNT_R32_RM32(fid, k0):   # 3 forms: POPCNT_R32_RM32, TZCNT_R32_RM32, LZCNT_R32_RM32
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr32:
+            rex = a0.rex_r | a1.rex_b
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes4(0xf3, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0xf3, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_POPCNT_R32_RM32(fid, k0):   # 3 forms: REX2_POPCNT_R32_RM32, REX2_TZCNT_R32_RM32, REX2_LZCNT_R32_RM32
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr32 or a1.__class__ is Gpr32X):
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0xd5, 0x80 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_POPCNT_R64_RM64(fid, k0):   # 3 forms: POPCNT_R64_RM64, TZCNT_R64_RM64, LZCNT_R64_RM64
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Gpr64:
+            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex_b, 0x0f, k0, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0x48 | a0.rex_r | a1.rex, 0x0f, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_REX2_POPCNT_R64_RM64(fid, k0):   # 3 forms: REX2_POPCNT_R64_RM64, REX2_TZCNT_R64_RM64, REX2_LZCNT_R64_RM64
+    def enc(a0, a1):
+        if not (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X): raise _operand_error(fid, (a0, a1, ), 0)
+        if (a1.__class__ is Gpr64 or a1.__class__ is Gpr64X):
+            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_r | a1.rex2_b, k0, 0xc0 | a0.reg3 | a1.lo)
+        if (a1.__class__ is Mem or a1.__class__ is EgprMem) and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0xf3, 0xd5, 0x88 | a0.rex2_r | a1.rex, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_CMPXCHG16B_M128(fid, k0, k1):   # 2 forms: CMPXCHG16B_M128, FXRSTOR64_M512BYTE
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, k0):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            return _bytes4(0x48 | a0.rex, 0x0f, k1, 0x08 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDRAND_R16(fid, k0):   # 2 forms: RDRAND_R16, RDSEED_R16
+    def enc(a0):
+        if a0.__class__ is Gpr16:
+            rex = a0.rex_b
+            if rex: return _bytes5(0x66, 0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
+            return _bytes4(0x66, 0x0f, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDRAND_R16(fid, k0):   # 2 forms: REX2_RDRAND_R16, REX2_RDSEED_R16
+    def enc(a0):
+        if (a0.__class__ is Gpr16 or a0.__class__ is Gpr16X):
+            return _bytes5(0x66, 0xd5, 0x80 | a0.rex2_b, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDRAND_R32(fid, k0):   # 2 forms: RDRAND_R32, RDSEED_R32
+    def enc(a0):
+        if a0.__class__ is Gpr32:
+            rex = a0.rex_b
+            if rex: return _bytes4(0x40 | rex, 0x0f, 0xc7, k0 | a0.lo)
+            return _bytes3(0x0f, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDRAND_R32(fid, k0):   # 2 forms: REX2_RDRAND_R32, REX2_RDSEED_R32
+    def enc(a0):
+        if (a0.__class__ is Gpr32 or a0.__class__ is Gpr32X):
+            return _bytes4(0xd5, 0x80 | a0.rex2_b, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDRAND_R64(fid, k0):   # 2 forms: RDRAND_R64, RDSEED_R64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            return _bytes4(0x48 | a0.rex_b, 0x0f, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDRAND_R64(fid, k0):   # 2 forms: REX2_RDRAND_R64, REX2_RDSEED_R64
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes4(0xd5, 0x88 | a0.rex2_b, 0xc7, k0 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_RDPID_R64(fid, k0, k1):   # 3 forms: RDPID_R64, SENDUIPI_R64, UMONITOR_R64
+    def enc(a0):
+        if a0.__class__ is Gpr64:
+            rex = a0.rex_b
+            if rex: return _bytes5(0xf3, 0x40 | rex, 0x0f, k0, k1 | a0.lo)
+            return _bytes4(0xf3, 0x0f, k0, k1 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_REX2_RDPID_R64(fid, k0, k1, k2):   # 9 forms: REX2_RDPID_R64, REX2_RDFSBASE_R64, REX2_RDGSBASE_R64, …
+    def enc(a0):
+        if (a0.__class__ is Gpr64 or a0.__class__ is Gpr64X):
+            return _bytes5(0xf3, 0xd5, k0 | a0.rex2_b, k1, k2 | a0.lo)
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_MOVBE_R16_M16(fid, k0):   # 2 forms: MOVBE_R16_M16, MOVRS_R16_M16
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 16):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0x66, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVBE_R32_M32(fid, k0):   # 2 forms: MOVBE_R32_M32, MOVRS_R32_M32
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 32):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a0.rex_r | a1.rex
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes4(0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_MOVBE_R64_M64(fid, k0):   # 2 forms: MOVBE_R64_M64, MOVRS_R64_M64
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 64):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x48 | a0.rex_r | a1.rex, 0x0f, 0x38, k0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_REX2_SHLD_RM64_R64_IMM8, shape_SHLD_RM16_R16_CL, shape_REX2_SHLD_RM16_R16_CL, shape_SHLD_RM32_R32_CL, shape_REX2_SHLD_RM32_R32_CL, shape_SHLD_RM64_R64_CL, shape_REX2_SHLD_RM64_R64_CL, shape_CMPXCHG_RM8_R8, shape_REX2_CMPXCHG_RM8_R8, shape_BSWAP_R16, shape_BSWAP_R32, shape_REX2_BSWAP_R32, shape_BSWAP_R64, shape_REX2_BSWAP_R64, shape_POPCNT_R16_RM16, shape_REX2_POPCNT_R16_RM16, shape_POPCNT_R32_RM32, shape_REX2_POPCNT_R32_RM32, shape_POPCNT_R64_RM64, shape_REX2_POPCNT_R64_RM64, shape_CMPXCHG16B_M128, shape_RDRAND_R16, shape_REX2_RDRAND_R16, shape_RDRAND_R32, shape_REX2_RDRAND_R32, shape_RDRAND_R64, shape_REX2_RDRAND_R64, shape_RDPID_R64, shape_REX2_RDPID_R64, shape_MOVBE_R16_M16, shape_MOVBE_R32_M32, shape_MOVBE_R64_M64, )

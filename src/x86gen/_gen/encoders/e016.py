@@ -3,445 +3,415 @@
 """Encoders, one function per shape: shapes 512-543 (generated; do not edit; see
 x86gen._gen.encoders)."""
 # fmt: off
-from ...encoding.runtime import _BYTE, _bytes3, _bytes4, _bytes5, _bytes6, _bytes7, _distinct_error, _high8_error, _label_error, _operand_error, _range_error
+from ...encoding.runtime import _BYTE, _bytes4, _bytes5, _bytes6, _bytes7, _implicit_error, _kp1_error, _label_error, _operand_error, _range_error
 from ...memory import Mem
-from ...registers import Gpr32, Gpr64, Gpr8, KReg, Tmm, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+from ...registers import REGISTERS, Gpr16, Gpr32, Gpr64, KReg, Xmm, XmmHigh, Ymm, YmmHigh, Zmm
+R_rdi = REGISTERS['rdi']
 
 
-def shape_HRESET_IMM8(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is not int: raise _operand_error(fid, (a0, ), 0)
-        if not (-128 <= a0 <= 255): raise _range_error(fid, (a0, ), 0, a0)
-        return _bytes6(0xf3, 0x0f, 0x3a, 0xf0, 0xc0, a0 & 0xFF)
-    def fits(a0):
-        return (a0.__class__ is int and (-128 <= a0 <= 255))
-    return enc, fits
-
-
-def shape_UMONITOR_R32(fid):   # 1 form
-    def enc(a0):
-        if a0.__class__ is Gpr32:
-            rex = a0.rex_b
-            if rex: return _bytes6(0x67, 0xf3, 0x40 | rex, 0x0f, 0xae, 0xf0 | a0.lo)
-            return _bytes5(0x67, 0xf3, 0x0f, 0xae, 0xf0 | a0.lo)
-        raise _operand_error(fid, (a0, ), 0)
-    return enc, None
-
-
-def shape_VMREAD_RM64_R64(fid):   # 1 form
+def shape_MOVBE_M16_R16(fid):   # 1 form
     def enc(a0, a1):
-        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
-        if a0.__class__ is Gpr64:
-            rex = a1.rex_r | a0.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x78, 0xc0 | a1.reg3 | a0.lo)
-            return _bytes3(0x0f, 0x78, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, 64):
+        if not a1.__class__ is Gpr16: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 16):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             rex = a1.rex_r | a0.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x78, a0.modrm | a1.reg3) + a0.tail
-            return _bytes3(0x0f, 0x78, a0.modrm | a1.reg3) + a0.tail
+            if rex: return _bytes6(0x66, 0x40 | rex, 0x0f, 0x38, 0xf1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0x66, 0x0f, 0x38, 0xf1, a0.modrm | a1.reg3) + a0.tail
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_VMWRITE_R64_RM64(fid):   # 1 form
+def shape_MOVBE_M32_R32(fid, k0):   # 4 forms: MOVBE_M32_R32, AADD_M32_R32, MOVDIRI_M32_R32, …
     def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes3(0x0f, 0x79, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 64):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex
-            if rex: return _bytes4(0x40 | rex, 0x0f, 0x79, a1.modrm | a0.reg3) + a1.tail
-            return _bytes3(0x0f, 0x79, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, k0, a0.modrm | a1.reg3) + a0.tail
+            return _bytes4(0x0f, 0x38, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_URDMSR_R64_R64(fid, k0):   # 2 forms: URDMSR_R64_R64, UWRMSR_R64_R64
+def shape_MOVBE_M64_R64(fid, k0):   # 4 forms: MOVBE_M64_R64, AADD_M64_R64, MOVDIRI_M64_R64, …
     def enc(a0, a1):
-        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Gpr64:
-            rex = a0.rex_r | a1.rex_b
-            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, 0xf8, 0xc0 | a0.reg3 | a1.lo)
-            return _bytes5(k0, 0x0f, 0x38, 0xf8, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(0x48 | a1.rex_r | a0.rex, 0x0f, 0x38, k0, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_MOVRS_R8_M8(fid):   # 1 form
+def shape_AAND_M32_R32(fid, k0, k1):   # 4 forms: AAND_M32_R32, AXOR_M32_R32, AOR_M32_R32, …
     def enc(a0, a1):
-        if not a0.__class__ is Gpr8: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Mem and a1.size in (0, 8):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            rex = a0.rex_r | a1.rex | a0.rex8
-            if rex and (a0.high): raise _high8_error(fid, (a0, a1, ))
-            if rex: return _bytes5(0x40 | rex, 0x0f, 0x38, 0x8a, a1.modrm | a0.reg3) + a1.tail
-            return _bytes4(0x0f, 0x38, 0x8a, a1.modrm | a0.reg3) + a1.tail
-        raise _operand_error(fid, (a0, a1, ), 1)
+        if not a1.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            rex = a1.rex_r | a0.rex
+            if rex: return _bytes6(k0, 0x40 | rex, 0x0f, 0x38, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(k0, 0x0f, 0x38, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_TCVTROWD2PS_ZMM_TMM_R32(fid, k0, k1):   # 6 forms: EVEX_TCVTROWD2PS_ZMM_TMM_R32, EVEX_TCVTROWPS2BF16H_ZMM_TMM_R32, EVEX_TCVTROWPS2BF16L_ZMM_TMM_R32, …
-    def enc(a0, a1, a2, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a2.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if a1.__class__ is Tmm:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0 | a2.vv, a2.evv | p2, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
+def shape_AAND_M64_R64(fid, k0, k1):   # 4 forms: AAND_M64_R64, AXOR_M64_R64, AOR_M64_R64, …
+    def enc(a0, a1):
+        if not a1.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 64):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes6(k0, 0x48 | a1.rex_r | a0.rex, 0x0f, 0x38, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_TCVTROWD2PS_ZMM_TMM_IMM8(fid, k0, k1):   # 6 forms: EVEX_TCVTROWD2PS_ZMM_TMM_IMM8, EVEX_TCVTROWPS2BF16H_ZMM_TMM_IMM8, EVEX_TCVTROWPS2BF16L_ZMM_TMM_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Tmm:
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x40):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+def shape_VEX_VMOVHLPS_XMM_XMM_XMM(fid, k0):   # 2 forms: VEX_VMOVHLPS_XMM_XMM_XMM, VEX_VMOVLHPS_XMM_XMM_XMM
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-def shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM(fid, k0, k1, k2):   # 18 forms: EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, EVEX_VPMOVSWB_XMMM128_K1Z_YMM, EVEX_VPMOVWB_XMMM128_K1Z_YMM, …
-    def enc(a0, a1, *, p2=0x20, n=k0):
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
+def shape_VEX_VMOVLPS_XMM_XMM_M64(fid, k0):   # 2 forms: VEX_VMOVLPS_XMM_XMM_M64, VEX_VMOVHPS_XMM_XMM_M64
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Mem and a2.size in (0, 64):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_EVEX_VMOVLPS_XMM_XMM_M64(fid, k0, k1):   # 4 forms: EVEX_VMOVLPS_XMM_XMM_M64, EVEX_VMOVLPD_XMM_XMM_M64, EVEX_VMOVHPS_XMM_XMM_M64, …
+    def enc(a0, a1, a2, *, p2=0x0, n=8):
+        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Mem and a2.size in (0, 64):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VMOVLPD_XMM_XMM_M64(fid, k0):   # 2 forms: VEX_VMOVLPD_XMM_XMM_M64, VEX_VMOVHPD_XMM_XMM_M64
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Mem and a2.size in (0, 64):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, 0x01 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x01 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVNTPS_M256_YMM, VEX_VMOVNTPD_M256_YMM, VEX_VMOVNTDQ_M256_YMM
+    def enc(a0, a1):
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 256):
+            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a0.vxb == 0x60: return _bytes4(0xc5, k0 | a1.vr, k1, a0.modrm | a1.reg3) + a0.tail
+            return _bytes5(0xc4, 0x01 | a1.vr | a0.vxb, k0, k1, a0.modrm | a1.reg3) + a0.tail
+        raise _operand_error(fid, (a0, a1, ), 0)
+    return enc, None
+
+
+def shape_EVEX_VMOVNTPS_M512_ZMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M512_ZMM, EVEX_VMOVNTPD_M512_ZMM, EVEX_VMOVNTDQ_M512_ZMM
+    def enc(a0, a1, *, p2=0x40, n=64):
+        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
+        if a0.__class__ is Mem and a0.size in (0, 512):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k1, m | a1.reg3) + t
+            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM(fid, k0):   # 9 forms: EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, EVEX_VPMOVSWB_YMMM256_K1Z_ZMM, EVEX_VPMOVWB_YMMM256_K1Z_ZMM, …
-    def enc(a0, a1, *, p2=0x40, n=32):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Ymm or a0.__class__ is YmmHigh):
-            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k0, 0xc0 | a1.reg3 | a0.lo)
+def shape_EVEX_VMOVNTPS_M256_YMM(fid, k0, k1):   # 3 forms: EVEX_VMOVNTPS_M256_YMM, EVEX_VMOVNTPD_M256_YMM, EVEX_VMOVNTDQ_M256_YMM
+    def enc(a0, a1, *, p2=0x20, n=32):
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 1)
         if a0.__class__ is Mem and a0.size in (0, 256):
             if a0.label is not None: raise _label_error(fid, (a0, a1, ))
             m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k0, m | a1.reg3) + t
+            return _bytes6(0x62, 0x01 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t
         raise _operand_error(fid, (a0, a1, ), 0)
     return enc, None
 
 
-def shape_EVEX_VPMOVM2B_XMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_XMM_KR, EVEX_VPMOVM2W_XMM_KR, EVEX_VPBROADCASTMB2Q_XMM_KR, …
-    def enc(a0, a1, *, p2=0x0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+def shape_VEX_VMOVMSKPS_R32_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_XMM, VEX_VMOVMSKPD_R32_XMM, VEX_VPMOVMSKB_R32_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_EVEX_VPMOVM2B_YMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_YMM_KR, EVEX_VPMOVM2W_YMM_KR, EVEX_VPBROADCASTMB2Q_YMM_KR, …
-    def enc(a0, a1, *, p2=0x20):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+def shape_VEX_VMOVMSKPS_R64_XMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_XMM, VEX_VMOVMSKPD_R64_XMM, VEX_VPMOVMSKB_R64_XMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Xmm:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_EVEX_VPMOVM2B_ZMM_KR(fid, k0, k1):   # 6 forms: EVEX_VPMOVM2B_ZMM_KR, EVEX_VPMOVM2W_ZMM_KR, EVEX_VPBROADCASTMB2Q_ZMM_KR, …
-    def enc(a0, a1, *, p2=0x40):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is KReg:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+def shape_VEX_VMOVMSKPS_R32_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R32_YMM, VEX_VMOVMSKPD_R32_YMM, VEX_VPMOVMSKB_R32_YMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr32: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes4(0xc5, k0 | a0.vr, k1, 0xc0 | a0.reg3 | a1.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_EVEX_VPMOVB2M_KR_XMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_XMM, EVEX_VPMOVW2M_KR_XMM, EVEX_VPMOVD2M_KR_XMM, …
-    def enc(a0, a1, *, p2=0x0):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
+def shape_VEX_VMOVMSKPS_R64_YMM(fid, k0, k1):   # 3 forms: VEX_VMOVMSKPS_R64_YMM, VEX_VMOVMSKPD_R64_YMM, VEX_VPMOVMSKB_R64_YMM
+    def enc(a0, a1):
+        if not a0.__class__ is Gpr64: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            return _bytes5(0xc4, 0x41 | a0.vr | a1.vb, k0, k1, 0xc0 | a0.reg3 | a1.lo)
         raise _operand_error(fid, (a0, a1, ), 1)
     return enc, None
 
 
-def shape_EVEX_VPMOVB2M_KR_YMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_YMM, EVEX_VPMOVW2M_KR_YMM, EVEX_VPMOVD2M_KR_YMM, …
-    def enc(a0, a1, *, p2=0x20):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VPMOVB2M_KR_ZMM(fid, k0, k1):   # 4 forms: EVEX_VPMOVB2M_KR_ZMM, EVEX_VPMOVW2M_KR_ZMM, EVEX_VPMOVD2M_KR_ZMM, …
-    def enc(a0, a1, *, p2=0x40):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Zmm:
-            return _bytes6(0x62, 0x02 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER(fid, k0, k1):   # 3 forms: EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, EVEX_VCVTQQ2PH_XMM_K1Z_ZMMM512B64_ER, EVEX_VCVTUQQ2PH_XMM_K1Z_ZMMM512B64_ER
-    def enc(a0, a1, *, p2=0x40, n=64):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, ), 0)
-        if a1.__class__ is Zmm:
-            return _bytes6(0x62, 0x05 | a0.evr | a1.evxb, k0, 0x08 | p2, k1, 0xc0 | a0.reg3 | a1.lo)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x05 | a0.evr | a1.vxb, k0, 0x08 | p2, k1, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 1)
-    return enc, None
-
-
-def shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8(fid, k0, k1, k2, k3):   # 7 forms: EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, EVEX_VFPCLASSSH_KR_K1_XMMM16_IMM8, EVEX_VFPCLASSBF16_KR_K1_XMMM128B16_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x0, n=k0):
+def shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, EVEX_VP2INTERSECTQ_KP1_XMM_XMMM128B64
+    def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, k3):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x0, n=k0):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8(fid, k0):   # 4 forms: EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSBF16_KR_K1_YMMM256B16_IMM8, EVEX_VFPCLASSPS_KR_K1_YMMM256B32_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 256):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08 | p2, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x20, n=32):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8(fid, k0):   # 4 forms: EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSBF16_KR_K1_ZMMM512B16_IMM8, EVEX_VFPCLASSPS_KR_K1_ZMMM512B32_IMM8, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x03 | a0.evr | a1.evxb, k0, 0x08 | p2, 0x66, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
-        if a1.__class__ is Mem and a1.size in (0, 512):
-            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x03 | a0.evr | a1.vxb, k0, 0x08 | p2, 0x66, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 1)
-    def fits(a0, a1, a2, *, p2=0x40, n=64):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32(fid, k0, k1, k2, k3):   # 8 forms: EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, EVEX_VFMADDCPH_XMM_K1Z_XMM_XMMM128B32, EVEX_VFCMULCPH_XMM_K1Z_XMM_XMMM128B32, …
-    def enc(a0, a1, a2, *, p2=0x0, n=k0):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Xmm or a1.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k1 | a1.vv, a1.evv | p2, k2, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, k3):
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
             m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k1 | a1.vv, a1.evv | p2, k2, m | a0.reg3) + t
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32(fid, k0, k1):   # 4 forms: EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, EVEX_VFMADDCPH_YMM_K1Z_YMM_YMMM256B32, EVEX_VFCMULCPH_YMM_K1Z_YMM_YMMM256B32, …
+def shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, EVEX_VP2INTERSECTQ_KP1_YMM_YMMM256B64
     def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
         if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 256):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER(fid, k0, k1):   # 4 forms: EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VFMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, EVEX_VFCMULCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, …
-    def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is Zmm:
-            if a0.num == a1.num or a0.num == a2.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            return _bytes6(0x62, 0x06 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
-        if a2.__class__ is Mem and a2.size in (0, 512):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            if a0.num == a1.num: raise _distinct_error(fid, (a0, a1, a2, ), 'complex')
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x06 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
-        raise _operand_error(fid, (a0, a1, a2, ), 2)
-    return enc, None
-
-
-def shape_EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16(fid, k0, k1):   # 4 forms: EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16, EVEX_VCVTBIASPH2BF8_XMM_K1Z_YMM_YMMM256B16, EVEX_VCVTBIASPH2HF8S_XMM_K1Z_YMM_YMMM256B16, …
-    def enc(a0, a1, a2, *, p2=0x20, n=32):
-        if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if (a2.__class__ is Ymm or a2.__class__ is YmmHigh):
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, 0x04 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 256):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x04 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16(fid, k0, k1):   # 4 forms: EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16, EVEX_VCVTBIASPH2BF8_YMM_K1Z_ZMM_ZMMM512B16, EVEX_VCVTBIASPH2HF8S_YMM_K1Z_ZMM_ZMMM512B16, …
+def shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32(fid, k0):   # 2 forms: EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, EVEX_VP2INTERSECTQ_KP1_ZMM_ZMMM512B64
     def enc(a0, a1, a2, *, p2=0x40, n=64):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a0.__class__ is KReg: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.num & 1: raise _kp1_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
         if a2.__class__ is Zmm:
-            return _bytes6(0x62, k0 | a0.evr | a2.evxb, 0x04 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes6(0x62, 0x02 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, 0x68, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 512):
             if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             m, t = a2.disp8n(n)
-            return _bytes6(0x62, k0 | a0.evr | a2.vxb, 0x04 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+            return _bytes6(0x62, 0x02 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, 0x68, m | a0.reg3) + t
         raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPRORQ_ZMM_K1Z_ZMMM512B64_IMM8
+def shape_VEX_VPSHUFD_XMM_XMMM128_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_XMM_XMMM128_IMM8, VEX_VPSHUFHW_XMM_XMMM128_IMM8, VEX_VPSHUFLW_XMM_XMMM128_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Xmm:
+            if a1.vb: return _bytes5(0xc5, k0 | a0.vr, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 128):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_VEX_VPSHUFD_YMM_YMMM256_IMM8(fid, k0):   # 3 forms: VEX_VPSHUFD_YMM_YMMM256_IMM8, VEX_VPSHUFHW_YMM_YMMM256_IMM8, VEX_VPSHUFLW_YMM_YMMM256_IMM8
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
+        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
+        if a1.__class__ is Ymm:
+            if a1.vb: return _bytes5(0xc5, k0 | a0.vr, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+            return _bytes6(0xc4, 0x41 | a0.vr | a1.vb, k0, 0x70, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, k0 | a0.vr, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, k0, 0x70, a1.modrm | a0.reg3) + a1.tail + _BYTE[a2 & 0xFF]
+        raise _operand_error(fid, (a0, a1, a2, ), 1)
+    def fits(a0, a1, a2):
+        return (a2.__class__ is int and (-128 <= a2 <= 255))
+    return enc, fits
+
+
+def shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, EVEX_VPSHUFHW_ZMM_K1Z_ZMMM512_IMM8, EVEX_VPSHUFLW_ZMM_K1Z_ZMMM512_IMM8, …
     def enc(a0, a1, a2, *, p2=0x40, n=64):
         if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if a1.__class__ is Zmm:
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 512):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2, *, p2=0x40, n=64):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPRORQ_XMM_K1Z_XMMM128B64_IMM8
+def shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8(fid, k0, k1, k2):   # 17 forms: EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, EVEX_VPSHUFHW_XMM_K1Z_XMMM128_IMM8, EVEX_VPSHUFLW_XMM_K1Z_XMMM128_IMM8, …
     def enc(a0, a1, a2, *, p2=0x0, n=16):
         if not (a0.__class__ is Xmm or a0.__class__ is XmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Xmm or a1.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 128):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2, *, p2=0x0, n=16):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8(fid, k0):   # 2 forms: EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPRORQ_YMM_K1Z_YMMM256B64_IMM8
+def shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8(fid, k0, k1, k2):   # 19 forms: EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, EVEX_VPSHUFHW_YMM_K1Z_YMMM256_IMM8, EVEX_VPSHUFLW_YMM_K1Z_YMMM256_IMM8, …
     def enc(a0, a1, a2, *, p2=0x20, n=32):
         if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
         if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
         if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
         if (a1.__class__ is Ymm or a1.__class__ is YmmHigh):
-            return _bytes7(0x62, 0x91 | a1.evxb, k0 | a0.vv, a0.evv | p2, 0x72, 0xc0 | a1.lo, a2 & 0xFF)
+            return _bytes7(0x62, k0 | a0.evr | a1.evxb, k1, 0x08 | p2, k2, 0xc0 | a0.reg3 | a1.lo, a2 & 0xFF)
         if a1.__class__ is Mem and a1.size in (0, 256):
             if a1.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             m, t = a1.disp8n(n)
-            return _bytes6(0x62, 0x91 | a1.vxb, k0 | a0.vv, a0.evv | p2, 0x72, m) + t + _BYTE[a2 & 0xFF]
+            return _bytes6(0x62, k0 | a0.evr | a1.vxb, k1, 0x08 | p2, k2, m | a0.reg3) + t + _BYTE[a2 & 0xFF]
         raise _operand_error(fid, (a0, a1, a2, ), 1)
     def fits(a0, a1, a2, *, p2=0x20, n=32):
         return (a2.__class__ is int and (-128 <= a2 <= 255))
     return enc, fits
 
 
-def shape_EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM(fid, k0, k1, k2):   # 9 forms: EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM, EVEX_VPMOVUSQB_XMMM64_K1Z_ZMM, EVEX_VPMOVUSQW_XMMM128_K1Z_ZMM, …
-    def enc(a0, a1, *, p2=0x40, n=k0):
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 1)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes6(0x62, 0x02 | a1.evr | a0.evxb, 0x7e, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo)
-        if a0.__class__ is Mem and a0.size in (0, k2):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x02 | a1.evr | a0.vxb, 0x7e, 0x08 | p2, k1, m | a1.reg3) + t
-        raise _operand_error(fid, (a0, a1, ), 0)
+def shape_VEX_VPSRLW_YMM_YMM_XMMM128(fid, k0):   # 8 forms: VEX_VPSRLW_YMM_YMM_XMMM128, VEX_VPSRAW_YMM_YMM_XMMM128, VEX_VPSLLW_YMM_YMM_XMMM128, …
+    def enc(a0, a1, a2):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Ymm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a0.vr | a2.vb, 0x05 | a1.vv, k0, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            if a2.vxb == 0x60: return _bytes4(0xc5, 0x05 | a0.vr | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a2.vxb, 0x05 | a1.vv, k0, a2.modrm | a0.reg3) + a2.tail
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
     return enc, None
 
 
-def shape_EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8(fid, k0, k1):   # 4 forms: EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8, EVEX_VINSERTI32X4_ZMM_K1Z_ZMM_XMMM128_IMM8, EVEX_VINSERTF64X2_ZMM_K1Z_ZMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x40, n=16):
-        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
+def shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, EVEX_VPSRAW_YMM_K1Z_YMM_XMMM128, EVEX_VPSLLW_YMM_K1Z_YMM_XMMM128, …
+    def enc(a0, a1, a2, *, p2=0x20, n=16):
+        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, ), 1)
         if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
         if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
             m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x40, n=16):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-def shape_EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8(fid, k0, k1):   # 4 forms: EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8, EVEX_VINSERTI32X4_YMM_K1Z_YMM_XMMM128_IMM8, EVEX_VINSERTF64X2_YMM_K1Z_YMM_XMMM128_IMM8, …
-    def enc(a0, a1, a2, a3, *, p2=0x20, n=16):
-        if not (a0.__class__ is Ymm or a0.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 0)
-        if not (a1.__class__ is Ymm or a1.__class__ is YmmHigh): raise _operand_error(fid, (a0, a1, a2, a3, ), 1)
-        if a3.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, a3, ), 3)
-        if not (-128 <= a3 <= 255): raise _range_error(fid, (a0, a1, a2, a3, ), 3, a3)
-        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo, a3 & 0xFF)
-        if a2.__class__ is Mem and a2.size in (0, 128):
-            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, a3, ))
-            m, t = a2.disp8n(n)
-            return _bytes6(0x62, 0x03 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t + _BYTE[a3 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, a3, ), 2)
-    def fits(a0, a1, a2, a3, *, p2=0x20, n=16):
-        return (a3.__class__ is int and (-128 <= a3 <= 255))
-    return enc, fits
-
-
-def shape_EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8(fid, k0, k1):   # 4 forms: EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8, EVEX_VEXTRACTI32X4_XMMM128_K1Z_ZMM_IMM8, EVEX_VEXTRACTF64X2_XMMM128_K1Z_ZMM_IMM8, …
+def shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128(fid, k0, k1):   # 9 forms: EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSRAW_ZMM_K1Z_ZMM_XMMM128, EVEX_VPSLLW_ZMM_K1Z_ZMM_XMMM128, …
     def enc(a0, a1, a2, *, p2=0x40, n=16):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 0)
         if not a1.__class__ is Zmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
-        if a2.__class__ is not int: raise _operand_error(fid, (a0, a1, a2, ), 2)
-        if not (-128 <= a2 <= 255): raise _range_error(fid, (a0, a1, a2, ), 2, a2)
-        if (a0.__class__ is Xmm or a0.__class__ is XmmHigh):
-            return _bytes7(0x62, 0x03 | a1.evr | a0.evxb, k0, 0x08 | p2, k1, 0xc0 | a1.reg3 | a0.lo, a2 & 0xFF)
-        if a0.__class__ is Mem and a0.size in (0, 128):
-            if a0.label is not None: raise _label_error(fid, (a0, a1, a2, ))
-            m, t = a0.disp8n(n)
-            return _bytes6(0x62, 0x03 | a1.evr | a0.vxb, k0, 0x08 | p2, k1, m | a1.reg3) + t + _BYTE[a2 & 0xFF]
-        raise _operand_error(fid, (a0, a1, a2, ), 0)
-    def fits(a0, a1, a2, *, p2=0x40, n=16):
-        return (a2.__class__ is int and (-128 <= a2 <= 255))
-    return enc, fits
+        if (a2.__class__ is Xmm or a2.__class__ is XmmHigh):
+            return _bytes6(0x62, 0x01 | a0.evr | a2.evxb, k0 | a1.vv, a1.evv | p2, k1, 0xc0 | a0.reg3 | a2.lo)
+        if a2.__class__ is Mem and a2.size in (0, 128):
+            if a2.label is not None: raise _label_error(fid, (a0, a1, a2, ))
+            m, t = a2.disp8n(n)
+            return _bytes6(0x62, 0x01 | a0.evr | a2.vxb, k0 | a1.vv, a1.evv | p2, k1, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
 
 
-SHAPES = (shape_HRESET_IMM8, shape_UMONITOR_R32, shape_VMREAD_RM64_R64, shape_VMWRITE_R64_RM64, shape_URDMSR_R64_R64, shape_MOVRS_R8_M8, shape_EVEX_TCVTROWD2PS_ZMM_TMM_R32, shape_EVEX_TCVTROWD2PS_ZMM_TMM_IMM8, shape_EVEX_VPMOVUSWB_XMMM128_K1Z_YMM, shape_EVEX_VPMOVUSWB_YMMM256_K1Z_ZMM, shape_EVEX_VPMOVM2B_XMM_KR, shape_EVEX_VPMOVM2B_YMM_KR, shape_EVEX_VPMOVM2B_ZMM_KR, shape_EVEX_VPMOVB2M_KR_XMM, shape_EVEX_VPMOVB2M_KR_YMM, shape_EVEX_VPMOVB2M_KR_ZMM, shape_EVEX_VCVTPD2PH_XMM_K1Z_ZMMM512B64_ER, shape_EVEX_VFPCLASSPH_KR_K1_XMMM128B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_YMMM256B16_IMM8, shape_EVEX_VFPCLASSPH_KR_K1_ZMMM512B16_IMM8, shape_EVEX_VFCMADDCPH_XMM_K1Z_XMM_XMMM128B32, shape_EVEX_VFCMADDCPH_YMM_K1Z_YMM_YMMM256B32, shape_EVEX_VFCMADDCPH_ZMM_K1Z_ZMM_ZMMM512B32_ER, shape_EVEX_VCVTBIASPH2BF8S_XMM_K1Z_YMM_YMMM256B16, shape_EVEX_VCVTBIASPH2BF8S_YMM_K1Z_ZMM_ZMMM512B16, shape_EVEX_VPRORD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPRORD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPRORD_YMM_K1Z_YMMM256B32_IMM8, shape_EVEX_VPMOVUSDB_XMMM128_K1Z_ZMM, shape_EVEX_VINSERTF32X4_ZMM_K1Z_ZMM_XMMM128_IMM8, shape_EVEX_VINSERTF32X4_YMM_K1Z_YMM_XMMM128_IMM8, shape_EVEX_VEXTRACTF32X4_XMMM128_K1Z_ZMM_IMM8, )
+def shape_VEX_VLDMXCSR_M32(fid, k0):   # 2 forms: VEX_VLDMXCSR_M32, VEX_VSTMXCSR_M32
+    def enc(a0):
+        if a0.__class__ is Mem and a0.size in (0, 32):
+            if a0.label is not None: raise _label_error(fid, (a0, ))
+            if a0.vxb == 0x60: return _bytes4(0xc5, 0xf8, 0xae, k0 | a0.modrm) + a0.tail
+            return _bytes5(0xc4, 0x81 | a0.vxb, 0x78, 0xae, k0 | a0.modrm) + a0.tail
+        raise _operand_error(fid, (a0, ), 0)
+    return enc, None
+
+
+def shape_VEX_VMASKMOVDQU_RDI_XMM_XMM(fid):   # 1 form
+    def enc(a0, a1, a2):
+        if a0.__class__ is not Mem or a0.size not in (0, 128): raise _operand_error(fid, (a0, a1, a2, ), 0)
+        if a0.base is not R_rdi or a0.index is not None or a0.disp or a0.label is not None: raise _implicit_error(fid, (a0, a1, a2, ), 0)
+        if not a1.__class__ is Xmm: raise _operand_error(fid, (a0, a1, a2, ), 1)
+        if a2.__class__ is Xmm:
+            if a2.vb: return _bytes4(0xc5, 0x79 | a1.vr, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+            return _bytes5(0xc4, 0x41 | a1.vr | a2.vb, 0x79, 0xf7, 0xc0 | a1.reg3 | a2.lo)
+        raise _operand_error(fid, (a0, a1, a2, ), 2)
+    return enc, None
+
+
+def shape_VEX_VLDDQU_YMM_M256(fid):   # 1 form
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            if a1.vxb == 0x60: return _bytes4(0xc5, 0x7f | a0.vr, 0xf0, a1.modrm | a0.reg3) + a1.tail
+            return _bytes5(0xc4, 0x01 | a0.vr | a1.vxb, 0x7f, 0xf0, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_VEX_VTESTPS_YMM_YMMM256(fid, k0, k1, k2, k3, k4):   # 8 forms: VEX_VTESTPS_YMM_YMMM256, VEX_VTESTPD_YMM_YMMM256, VEX_VPTEST_YMM_YMMM256, …
+    def enc(a0, a1):
+        if not a0.__class__ is Ymm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Ymm:
+            return _bytes5(k0, k1 | a0.vr | a1.vb, k2, k3, 0xc0 | a0.reg3 | a1.lo)
+        if a1.__class__ is Mem and a1.size in (0, 256):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            return _bytes5(k0, k4 | a0.vr | a1.vxb, k2, k3, a1.modrm | a0.reg3) + a1.tail
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+def shape_EVEX_VMOVNTDQA_ZMM_M512(fid, k0, k1, k2, k3, k4):   # 13 forms: EVEX_VMOVNTDQA_ZMM_M512, EVEX_VMOVRSB_ZMM_K1Z_M512, EVEX_VMOVRSW_ZMM_K1Z_M512, …
+    def enc(a0, a1, *, p2=0x40, n=k0):
+        if not a0.__class__ is Zmm: raise _operand_error(fid, (a0, a1, ), 0)
+        if a1.__class__ is Mem and a1.size in (0, k1):
+            if a1.label is not None: raise _label_error(fid, (a0, a1, ))
+            m, t = a1.disp8n(n)
+            return _bytes6(0x62, k2 | a0.evr | a1.vxb, k3, 0x08 | p2, k4, m | a0.reg3) + t
+        raise _operand_error(fid, (a0, a1, ), 1)
+    return enc, None
+
+
+SHAPES = (shape_MOVBE_M16_R16, shape_MOVBE_M32_R32, shape_MOVBE_M64_R64, shape_AAND_M32_R32, shape_AAND_M64_R64, shape_VEX_VMOVHLPS_XMM_XMM_XMM, shape_VEX_VMOVLPS_XMM_XMM_M64, shape_EVEX_VMOVLPS_XMM_XMM_M64, shape_VEX_VMOVLPD_XMM_XMM_M64, shape_VEX_VMOVNTPS_M256_YMM, shape_EVEX_VMOVNTPS_M512_ZMM, shape_EVEX_VMOVNTPS_M256_YMM, shape_VEX_VMOVMSKPS_R32_XMM, shape_VEX_VMOVMSKPS_R64_XMM, shape_VEX_VMOVMSKPS_R32_YMM, shape_VEX_VMOVMSKPS_R64_YMM, shape_EVEX_VP2INTERSECTD_KP1_XMM_XMMM128B32, shape_EVEX_VP2INTERSECTD_KP1_YMM_YMMM256B32, shape_EVEX_VP2INTERSECTD_KP1_ZMM_ZMMM512B32, shape_VEX_VPSHUFD_XMM_XMMM128_IMM8, shape_VEX_VPSHUFD_YMM_YMMM256_IMM8, shape_EVEX_VPSHUFD_ZMM_K1Z_ZMMM512B32_IMM8, shape_EVEX_VPSHUFD_XMM_K1Z_XMMM128B32_IMM8, shape_EVEX_VPSHUFD_YMM_K1Z_YMMM256B32_IMM8, shape_VEX_VPSRLW_YMM_YMM_XMMM128, shape_EVEX_VPSRLW_YMM_K1Z_YMM_XMMM128, shape_EVEX_VPSRLW_ZMM_K1Z_ZMM_XMMM128, shape_VEX_VLDMXCSR_M32, shape_VEX_VMASKMOVDQU_RDI_XMM_XMM, shape_VEX_VLDDQU_YMM_M256, shape_VEX_VTESTPS_YMM_YMMM256, shape_EVEX_VMOVNTDQA_ZMM_M512, )

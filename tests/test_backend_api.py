@@ -23,7 +23,8 @@ def test_gpr_vec_by_number_and_width():
     assert x86gen.gpr(4, 8).name == "spl" and x86gen.gpr(12, 32).name == "r12d" and x86gen.gpr(9) is r9
     assert x86gen.vec(3).name == "xmm3" and x86gen.vec(15, 256).name == "ymm15"
     assert x86gen.rax.sized(8).name == "al" and x86gen.ymm7.sized(128).name == "xmm7" and x86gen.r8b.sized(64).name == "r8"
-    for bad in ((16, 64), (-1, 64), (0, 12), ("x", 8)):
+    assert x86gen.gpr(16, 64).name == "r16" and x86gen.gpr(31, 8).name == "r31b"   # APX's r16-r31
+    for bad in ((32, 64), (-1, 64), (0, 12), ("x", 8)):
         with pytest.raises(OperandError): x86gen.gpr(*bad)
     with pytest.raises(OperandError): x86gen.vec(0, 64)
     with pytest.raises(OperandError): x86gen.REGISTERS["ah"].sized(16)

@@ -40,25 +40,34 @@ def _legacy_returns(c: OperandPass, ind: str, rex_bits: list[str], middle: list[
     return res
 
 
-def emit(c: OperandPass) -> list[str]:
-    """Legacy encoding (SDM Vol.2 2.1): [66] [mandatory prefix] [REX] [0F [38|3A]] opcode [ModRM …] [imm]."""
+def register_cases(c: OperandPass, returns, r_bit: str, b_bit: str) -> list[str] | None:
+    """The returns of a form with a ModRM or an opcode (+r) register, for the prefixes of the legacy maps that extend
+    register numbers: REX (``rex_r``/``rex_b``, `emit`) and APX's REX2 (``rex2_r``/``rex2_b``, `x86gen.encoding.rex2`).
+    ``returns(c, ind, bits, middle, tail, r8)`` writes them (`_legacy_returns`' signature); a memory operand gives its
+    own index/base bits (``rex``). None if the form has neither kind of operand."""
     opcode = f"{c.row.opcode:#04x}"
     if c.rm is not None:
-        rbits = [f"{c.reg}.rex_r"] if c.reg else []
-        def returns(ind, a, is_reg, modrm, tail):
-            if is_reg: return _legacy_returns(c, ind, rbits + [f"{a}.rex_b"], [opcode, modrm], "", c.r8)
-            return _legacy_returns(c, ind, rbits + [f"{a}.rex"], [opcode, modrm], tail, [x for x in c.r8 if x != a])
-        return modrm_cases(c, returns)
-    if c.opc is not None:   # +rb/+rw/+rd/+ro: the register in the opcode's low 3 bits, REX.B above
-        body = _legacy_returns(c, "", [f"{c.opc}.rex_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
+        rbits = [f"{c.reg}.{r_bit}"] if c.reg else []
+        def per_case(ind, a, is_reg, modrm, tail):
+            if is_reg: return returns(c, ind, rbits + [f"{a}.{b_bit}"], [opcode, modrm], "", c.r8)
+            return returns(c, ind, rbits + [f"{a}.rex"], [opcode, modrm], tail, [x for x in c.r8 if x != a])
+        return modrm_cases(c, per_case)
+    if c.opc is not None:   # +rb/+rw/+rd/+ro: the register in the opcode's low 3 bits, the prefix's B bit(s) above
+        body = returns(c, "", [f"{c.opc}.{b_bit}"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
         if c.row.opcode == 0x90 and c.row.opcode_map == 0:
             # xchg r, ax/eax/rax (90+r) with the accumulator itself is 90, which is NOP, not an exchange: without REX.B
             # 90 is NOP whatever the operand size (SDM Vol.2 XCHG: "XCHG (E)AX, (E)AX (encoded instructions 90H) is an
             # alias for NOP"; in 64-bit mode it does not clear the upper half of rax as xchg eax, eax 87 C0 does)
             body = [f"if {c.opc}.num == 0: raise _nop_alias_error({c.fid!r}, {c.allargs})"] + body
         return body
+    return None
+
+
+def emit(c: OperandPass) -> list[str]:
+    """Legacy encoding (SDM Vol.2 2.1): [66] [mandatory prefix] [REX] [0F [38|3A]] opcode [ModRM …] [imm]."""
+    body = register_cases(c, _legacy_returns, "rex_r", "rex_b")
+    if body is not None: return body
+    opcode = f"{c.row.opcode:#04x}"
     if c.moffs is not None:
         return _legacy_returns(c, "", [], [opcode], f" + _le64({c.moffs}.disp & 0xFFFFFFFFFFFFFFFF)", c.r8)
     return _legacy_returns(c, "", [], [opcode] + c.fixed_modrm, "", c.r8)
-
-

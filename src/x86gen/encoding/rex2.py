@@ -18,7 +18,8 @@ only in an `x86gen.memory.EgprMem`).
 """
 from __future__ import annotations
 
-from .operands import PP_BYTE, OperandPass, modrm_cases, return_line
+from .legacy import register_cases
+from .operands import PP_BYTE, OperandPass, return_line
 
 
 def _rex2_returns(c: OperandPass, ind: str, bits: list[str], middle: list[str], tail: str, r8: list[str]) -> list[str]:
@@ -41,16 +42,6 @@ def emit(c: OperandPass) -> list[str]:
     row = c.row
     if row.opcode_map not in (0, 1) or row.suffix or row.addrsize32:
         raise ValueError(f"{c.fid}: REX2 takes legacy maps 0 and 1 only, no 3DNow! or a32 form")
-    opcode = f"{row.opcode:#04x}"
-    if c.rm is not None:
-        rbits = [f"{c.reg}.rex2_r"] if c.reg else []
-        def returns(ind, a, is_reg, modrm, tail):
-            if is_reg: return _rex2_returns(c, ind, rbits + [f"{a}.rex2_b"], [opcode, modrm], "", c.r8)
-            return _rex2_returns(c, ind, rbits + [f"{a}.rex"], [opcode, modrm], tail, [x for x in c.r8 if x != a])
-        return modrm_cases(c, returns)
-    if c.opc is not None:   # +rb/+rw/+rd/+ro: the register's low 3 bits in the opcode, B3 and B4 in the payload
-        body = _rex2_returns(c, "", [f"{c.opc}.rex2_b"], [f"{opcode} | {c.opc}.lo"], "", c.r8)
-        if row.opcode == 0x90 and row.opcode_map == 0:   # xchg with the accumulator itself: 90 is NOP (see legacy.emit)
-            body = [f"if {c.opc}.num == 0: raise _nop_alias_error({c.fid!r}, {c.allargs})"] + body
-        return body
-    raise ValueError(f"{c.fid}: a REX2 form has a ModRM or +r operand that can be r16-r31")
+    body = register_cases(c, _rex2_returns, "rex2_r", "rex2_b")   # the legacy forms' cases, with REX2's bits
+    if body is None: raise ValueError(f"{c.fid}: a REX2 form has a ModRM or +r operand that can be r16-r31")
+    return body
